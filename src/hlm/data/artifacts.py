@@ -1,0 +1,146 @@
+"""Parquet artifacts of the pipeline, written atomically.
+
+Every artifact is written to a temporary file in the destination folder and
+then renamed over the destination, so a killed job never leaves a
+half-written file behind. Nothing here reads or writes pickles.
+
+The distance artifact (``results/distances/{dataset}.parquet``) has one row
+per object: ``id`` (string), ``label`` (string) and ``distances``
+(list<double>, that object's row of the final N x N distance matrix). Its
+schema metadata (key ``hlm``) is a JSON object recording the source, the
+conversion and the shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hlm.errors import DataError
+
+METADATA_KEY = b"hlm"
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
+
+    On any exception the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_table(table: pa.Table, path: str | os.PathLike) -> None:
+    """Write a pyarrow table to Parquet atomically."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def write_frame(frame, path: str | os.PathLike, metadata: dict | None = None) -> None:
+    """Write a pandas DataFrame to Parquet atomically (index dropped).
+
+    ``metadata`` (JSON-serialisable) is stored in the schema under key ``hlm``.
+    """
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if metadata is not None:
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), METADATA_KEY: json.dumps(metadata).encode()}
+        )
+    write_table(table, path)
+
+
+def write_text(text: str, path: str | os.PathLike) -> None:
+    """Write a text file atomically."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
+
+
+def read_metadata(path: str | os.PathLike) -> dict:
+    """The ``hlm`` JSON metadata of a Parquet artifact ({} if absent)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(METADATA_KEY)
+    return json.loads(raw) if raw else {}
+
+
+@dataclass
+class DistanceArtifact:
+    """The preprocessed data set: ids, labels and the final distance matrix."""
+
+    ids: np.ndarray  # (N,) str
+    labels: np.ndarray  # (N,) str
+    distances: np.ndarray  # (N, N) float64
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+DISTANCE_SCHEMA = pa.schema(
+    [("id", pa.string()), ("label", pa.string()), ("distances", pa.list_(pa.float64()))]
+)
+
+
+def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None:
+    """Write a distance artifact (one row per object) atomically."""
+    D = np.ascontiguousarray(artifact.distances, dtype=np.float64)
+    n = D.shape[0]
+    if D.shape != (n, n) or len(artifact.ids) != n or len(artifact.labels) != n:
+        raise DataError(
+            f"{path}: distance matrix {D.shape} does not match {len(artifact.ids)} ids "
+            f"and {len(artifact.labels)} labels"
+        )
+    if n * n >= 2**31:
+        raise DataError(f"{path}: {n} objects exceed the N x N artifact limit (N^2 < 2^31)")
+    offsets = pa.array(np.arange(0, n * n + 1, n, dtype=np.int32))
+    lists = pa.ListArray.from_arrays(offsets, pa.array(D.ravel()))
+    meta = {**artifact.metadata, "shape": [n, n]}
+    table = pa.table(
+        {
+            "id": pa.array([str(i) for i in artifact.ids], pa.string()),
+            "label": pa.array([str(y) for y in artifact.labels], pa.string()),
+            "distances": lists,
+        },
+        schema=DISTANCE_SCHEMA.with_metadata({METADATA_KEY: json.dumps(meta).encode()}),
+    )
+    write_table(table, path)
+
+
+def read_distances(path: str | os.PathLike) -> DistanceArtifact:
+    """Read a distance artifact written by :func:`write_distances`."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise DataError(f"{path}: cannot read distance artifact ({exc})") from None
+    missing = {"id", "label", "distances"} - set(table.column_names)
+    if missing:
+        raise DataError(f"{path}: distance artifact lacks column(s) {sorted(missing)}")
+    n = table.num_rows
+    flat = table.column("distances").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    if flat.size != n * n:
+        raise DataError(f"{path}: distance rows do not form a {n}x{n} matrix")
+    meta = json.loads((table.schema.metadata or {}).get(METADATA_KEY, b"{}"))
+    return DistanceArtifact(
+        ids=np.asarray(table.column("id").to_pylist(), dtype=object).astype(str),
+        labels=np.asarray(table.column("label").to_pylist(), dtype=object).astype(str),
+        distances=np.asarray(flat, dtype=np.float64).reshape(n, n),
+        metadata=meta,
+    )
