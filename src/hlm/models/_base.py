@@ -1,0 +1,66 @@
+"""Shared input checks and scikit-learn plumbing for estimators on precomputed matrices.
+
+Every estimator here takes ``fit(D_train_train, y)`` and
+``predict(D_test_train)``: rows are the objects to fit or classify, columns the
+fitted (training) objects. The ``pairwise`` input tag makes scikit-learn's CV
+tools slice square training matrices on both axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from hlm.errors import DataError
+
+
+class PrecomputedClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: pairwise tag, input checks, label encoding and ``predict`` from ``predict_log_scores``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        return tags
+
+    # -- input checks -------------------------------------------------------
+    def _check_fit_input(self, D, y) -> tuple[np.ndarray, np.ndarray]:
+        D = _as_distance_matrix(D, "D_train_train")
+        if D.shape[0] != D.shape[1]:
+            raise DataError(f"fit: D_train_train must be square, got {D.shape[0]} x {D.shape[1]}")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != D.shape[0]:
+            raise DataError(f"fit: y has {y.shape[0] if y.ndim else 0} labels for {D.shape[0]} objects")
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        self.n_features_in_ = D.shape[1]
+        counts = np.bincount(y_idx, minlength=len(self.classes_))
+        self.class_prior_ = counts / counts.sum()
+        return D, y_idx
+
+    def _check_predict_input(self, D) -> np.ndarray:
+        if not hasattr(self, "classes_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+        D = _as_distance_matrix(D, "D_test_train")
+        if D.shape[1] != self.n_features_in_:
+            raise DataError(
+                f"predict: D_test_train has {D.shape[1]} columns but the model was fitted on "
+                f"{self.n_features_in_} objects (columns must be the training objects)"
+            )
+        return D
+
+
+def _as_distance_matrix(D, what: str) -> np.ndarray:
+    try:
+        D = np.asarray(D, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what}: not a numeric matrix ({exc})") from None
+    if D.ndim != 2:
+        raise DataError(f"{what}: expected a 2-D matrix, got {D.ndim}-D")
+    bad = ~np.isfinite(D)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DataError(f"{what}: {int(bad.sum())} NaN/inf entries, first at [{i}, {j}]")
+    if (D < 0).any():
+        raise DataError(f"{what}: {int((D < 0).sum())} negative distances (min {D.min():g})")
+    return D

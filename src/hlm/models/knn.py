@@ -1,0 +1,67 @@
+"""k-nearest-neighbour classification on precomputed distances (paper section 5.1, item 5).
+
+Neighbours are ranked by (distance, training index), a stable order. A vote
+tie between classes goes to the class with the larger prior; if still tied,
+to the tied class that owns the highest-ranked neighbour (spec section 5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlm.models._base import PrecomputedClassifier
+
+
+class KNNClassifier(PrecomputedClassifier):
+    """Majority vote among the ``n_neighbors`` closest training objects.
+
+    Parameters
+    ----------
+    n_neighbors : int
+        k; capped at the number of fitted objects.
+    """
+
+    def __init__(self, n_neighbors: int = 1):
+        self.n_neighbors = n_neighbors
+
+    def fit(self, D, y):
+        D, self._y_idx = self._check_fit_input(D, y)
+        if int(self.n_neighbors) < 1:
+            raise ValueError(f"n_neighbors must be >= 1, got {self.n_neighbors}")
+        return self
+
+    def _neighbours(self, D) -> np.ndarray:
+        k = min(int(self.n_neighbors), D.shape[1])
+        return np.argsort(D, axis=1, kind="stable")[:, :k]
+
+    def _votes(self, D) -> tuple[np.ndarray, np.ndarray]:
+        nb_labels = self._y_idx[self._neighbours(D)]
+        n_classes = len(self.classes_)
+        votes = np.zeros((D.shape[0], n_classes))
+        np.add.at(votes, (np.arange(D.shape[0])[:, None], nb_labels), 1.0)
+        return votes, nb_labels
+
+    def predict_proba(self, D):
+        """Vote fractions among the k neighbours (not a calibrated posterior)."""
+        D = self._check_predict_input(D)
+        votes, _ = self._votes(D)
+        return votes / votes.sum(axis=1, keepdims=True)
+
+    def predict(self, D):
+        D = self._check_predict_input(D)
+        votes, nb_labels = self._votes(D)
+        return self.classes_[break_vote_ties(votes, self.class_prior_, nb_labels)]
+
+
+def break_vote_ties(votes: np.ndarray, prior: np.ndarray, ranked_labels: np.ndarray) -> np.ndarray:
+    """Winning class index per row: most votes, then larger prior, then highest-ranked neighbour.
+
+    ``ranked_labels[i]`` lists the class indices of row i's neighbours, best first.
+    """
+    top = np.isclose(votes, votes.max(axis=1, keepdims=True), rtol=1e-12, atol=0.0)
+    masked_prior = np.where(top, prior[None, :], -np.inf)
+    top &= masked_prior == masked_prior.max(axis=1, keepdims=True)
+    winner = np.argmax(top, axis=1)
+    for i in np.flatnonzero(top.sum(axis=1) > 1):
+        winner[i] = next(c for c in ranked_labels[i] if top[i, c])
+    return winner

@@ -1,0 +1,162 @@
+"""k-NN and Kernel HLM on precomputed distances: known answers."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from scipy.spatial.distance import cdist
+from scipy.special import logsumexp
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+
+from hlm.errors import DataError
+from hlm.models.kernel_hlm import KernelHLM, nearest_same_class_sq_distance
+from hlm.models.knn import KNNClassifier
+
+
+def _blobs(rng, n_per=30, p=3, sep=2.0):
+    X = np.vstack([rng.normal(0, 1, (n_per, p)), rng.normal(sep, 1, (n_per, p))])
+    y = np.repeat(np.array(["a", "b"]), n_per)
+    return X, y
+
+
+# ---------------------------------------------------------------- k-NN
+def test_knn_equals_sklearn_without_ties():
+    rng = np.random.default_rng(0)
+    X, y = _blobs(rng)
+    Xt = rng.normal(1, 1.5, (40, 3))
+    D, Dt = cdist(X, X), cdist(Xt, X)
+    for k in (1, 3, 7):
+        ours = KNNClassifier(n_neighbors=k).fit(D, y).predict(Dt)
+        ref = KNeighborsClassifier(n_neighbors=k, metric="precomputed").fit(D, y).predict(Dt)
+        np.testing.assert_array_equal(ours, ref)
+
+
+def test_knn_vote_tie_goes_to_larger_prior():
+    # training: class 'x' has 3 objects, 'y' has 2 -> prior(x) > prior(y)
+    y = np.array(["y", "y", "x", "x", "x"])
+    D = np.ones((5, 5)) - np.eye(5)
+    # test object: nearest is a 'y' (0.1), then an 'x' (0.2): k=2 vote is 1-1
+    Dt = np.array([[0.1, 0.9, 0.2, 0.9, 0.9]])
+    assert KNNClassifier(n_neighbors=2).fit(D, y).predict(Dt)[0] == "x"
+    assert KNNClassifier(n_neighbors=1).fit(D, y).predict(Dt)[0] == "y"
+
+
+def test_knn_equal_prior_tie_goes_to_highest_ranked_neighbour():
+    y = np.array(["p", "q", "p", "q"])
+    D = np.ones((4, 4)) - np.eye(4)
+    Dt = np.array([[0.5, 0.1, 0.9, 0.9], [0.1, 0.5, 0.9, 0.9]])
+    np.testing.assert_array_equal(KNNClassifier(n_neighbors=2).fit(D, y).predict(Dt), ["q", "p"])
+
+
+def test_knn_distance_ties_ranked_by_index_and_k_capped():
+    y = np.array(["a", "b", "b"])
+    D = np.zeros((3, 3))
+    Dt = np.array([[0.3, 0.3, 0.3]])  # all equidistant: k=1 takes index 0
+    assert KNNClassifier(n_neighbors=1).fit(D, y).predict(Dt)[0] == "a"
+    assert KNNClassifier(n_neighbors=50).fit(D, y).predict(Dt)[0] == "b"
+
+
+def test_pairwise_tag_lets_sklearn_cv_slice_square_matrices():
+    rng = np.random.default_rng(1)
+    X, y = _blobs(rng, sep=3.0)
+    D = cdist(X, X)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    ours = cross_val_score(KNNClassifier(n_neighbors=3), D, y, cv=cv)
+    ref = cross_val_score(KNeighborsClassifier(n_neighbors=3, metric="precomputed"), D, y, cv=cv)
+    np.testing.assert_allclose(ours, ref)
+    assert cross_val_score(KernelHLM(), D, y, cv=cv).mean() > 0.9
+
+
+# ---------------------------------------------------------------- Kernel HLM
+@pytest.mark.parametrize("p", [1, 2, 4])
+def test_kernel_hlm_equals_gaussian_kde(p):
+    """s = p/2 and fixed b: class log-scores equal an independent Gaussian KDE, variance b/2."""
+    rng = np.random.default_rng(p)
+    X, y = _blobs(rng, n_per=15, p=p)
+    Xt = rng.normal(1, 2, (10, p))
+    b = 0.7
+    model = KernelHLM(shape=p / 2, scale=b).fit(cdist(X, X), y)
+    scores = model.predict_log_scores(cdist(Xt, X))
+    for k, cls in enumerate(model.classes_):
+        members = X[y == cls]
+        dens = np.array(
+            [st.multivariate_normal(mean=m, cov=b / 2 * np.eye(p)).logpdf(Xt) for m in members]
+        ).reshape(len(members), -1)
+        expected = logsumexp(dens, axis=0) - np.log(len(members)) + np.log(len(members) / len(y))
+        np.testing.assert_allclose(scores[:, k], expected, rtol=1e-10)
+    proba = model.predict_proba(cdist(Xt, X))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.log(proba), scores - logsumexp(scores, axis=1, keepdims=True))
+
+
+def test_kernel_hlm_estimates_gamma_from_nearest_same_class_neighbour():
+    rng = np.random.default_rng(2)
+    X, y = _blobs(rng, n_per=40, p=2)
+    D = cdist(X, X)
+    model = KernelHLM(round_shape=False).fit(D, y)
+    u = nearest_same_class_sq_distance(D, np.unique(y, return_inverse=True)[1])
+    a, _, scale = st.gamma.fit(u, floc=0)
+    assert model.shape_mle_ == pytest.approx(a, rel=1e-7)
+    assert model.scale_ == pytest.approx(scale, rel=1e-7)
+    rounded = KernelHLM().fit(D, y)
+    assert rounded.shape_ == max(np.floor(2 * a + 0.5) / 2, 0.5)
+    assert rounded.scale_ == pytest.approx(u.mean() / rounded.shape_)
+
+
+def test_kernel_hlm_zero_distances_are_left_out_with_warning():
+    rng = np.random.default_rng(3)
+    X, y = _blobs(rng, n_per=10, p=2)
+    X = np.vstack([X, X[:2]])  # two exact duplicates in class 'a'
+    y = np.concatenate([y, ["a", "a"]])
+    D = cdist(X, X)
+    with pytest.warns(UserWarning, match="duplicate"):
+        model = KernelHLM().fit(D, y)
+    assert model.n_zero_u_ == 4
+    assert np.isfinite(model.scale_) and model.scale_ > 0
+
+
+def test_kernel_hlm_all_equal_u_does_not_crash():
+    # a regular simplex per class: every nearest-neighbour distance equals 1
+    D = np.ones((6, 6)) - np.eye(6)
+    y = np.array([0, 0, 0, 1, 1, 1])
+    with pytest.warns(RuntimeWarning, match="unbounded"):
+        model = KernelHLM().fit(D, y)
+    Dt = np.array([[0.2, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0.3, 1]])
+    np.testing.assert_array_equal(model.predict(Dt), [0, 1])
+    assert np.isfinite(model.predict_log_proba(Dt)).all()
+
+
+def test_kernel_hlm_no_positive_u_is_a_clear_error():
+    D = np.array([[0, 0, 1.0], [0, 0, 1.0], [1.0, 1.0, 0]])
+    y = np.array(["a", "a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(DataError, match="no positive nearest-neighbour distance"):
+            KernelHLM().fit(D, y)
+
+
+def test_kernel_hlm_singleton_class_still_scores():
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(0, 1, (10, 2)), [[8.0, 8.0]]])
+    y = np.array(["big"] * 10 + ["tiny"])
+    with pytest.warns(UserWarning, match="one training object"):
+        model = KernelHLM().fit(cdist(X, X), y)
+    assert model.predict(cdist([[8.1, 7.9]], X))[0] == "tiny"
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.array([[0.0, np.nan], [1.0, 0.0]]), "NaN"),
+    (np.array([[0.0, -1.0], [1.0, 0.0]]), "negative"),
+    (np.zeros((2, 3)), "square"),
+])
+def test_bad_matrices_are_clear_errors(bad, match):
+    with pytest.raises(DataError, match=match):
+        KernelHLM().fit(bad, [0, 1])
+
+
+def test_predict_requires_training_columns():
+    model = KNNClassifier().fit(np.zeros((3, 3)), [0, 1, 1])
+    with pytest.raises(DataError, match="columns"):
+        model.predict(np.zeros((2, 4)))
