@@ -1,0 +1,33 @@
+"""hlm: the comparison of Qiao & Li, "Distance-based Mixture Modeling for
+Classification via Hypothetical Local Mapping", rerun on real data.
+
+    raw data -> distances -> 20 random 80/20 splits -> every method with 10-fold CV
+             -> Parquet + MLflow -> tables and figures
+
+Run `snakemake --cores 2` (or `make run`). Configuration: config/config.yaml,
+data sets: config/datasets.yaml.
+"""
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/datasets.smk"
+include: "workflow/rules/splits.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+onstart:
+    init_tracking_store()
+
+
+rule all:
+    input:
+        final_outputs(),
+    default_target: True

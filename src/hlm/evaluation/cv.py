@@ -1,0 +1,57 @@
+"""Parameter choice by K-fold cross-validation on the training part (paper section 5.1).
+
+Works on precomputed matrices: a fold fits on D[fit][:, fit] and predicts
+D[val][:, fit]. Folds are stratified when every class has at least K members
+(else plain K-fold), shuffled with a seed derived from (seed, dataset, split).
+The chosen grid point has the lowest mean CV error; ties go to the earlier
+grid point (grids are listed simplest first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+
+
+def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(fit, validation) index pairs; n_folds is capped at the number of objects."""
+    y = np.asarray(y)
+    n_folds = min(n_folds, len(y))
+    _, counts = np.unique(y, return_counts=True)
+    if counts.min() >= n_folds:
+        splitter = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    else:
+        splitter = KFold(n_folds, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(len(y)), y))
+
+
+def grid_point_fits(params: dict, n_fit: int) -> bool:
+    """Neighbourhood sizes at or above the fit-set size are dropped (k-NN grids)."""
+    k = params.get("n_neighbors")
+    return k is None or k < n_fit
+
+
+def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds) -> np.ndarray:
+    """Validation error rate for every (grid point, fold)."""
+    errors = np.empty((len(grid), len(folds)))
+    for f, (fit, val) in enumerate(folds):
+        D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
+        for g, params in enumerate(grid):
+            model = clone(estimator).set_params(**params).fit(D_fit, y[fit])
+            errors[g, f] = np.mean(model.predict(D_val) != y[val])
+    return errors
+
+
+def select_params(estimator, D, y, grid: list[dict], folds) -> tuple[dict, list[dict], np.ndarray]:
+    """Best grid point by mean CV error (ties: the earlier one).
+
+    Grid points that do not fit the smallest fold's training part are dropped
+    first. Returns (best params, the grid actually searched, errors per point and fold).
+    """
+    n_fit = min(len(fit) for fit, _ in folds) if folds else len(y)
+    searched = [p for p in grid if grid_point_fits(p, n_fit)] or grid[:1]
+    if len(searched) <= 1:
+        return (dict(searched[0]) if searched else {}), searched, np.zeros((len(searched), 0))
+    errors = cv_errors(estimator, D, y, searched, folds)
+    return dict(searched[int(np.argmin(errors.mean(axis=1)))]), searched, errors

@@ -1,0 +1,40 @@
+"""Running a pipeline stage inside a Snakemake job: logging and user-facing errors.
+
+Log records and Python warnings go to the job's ``log:`` file and to stderr.
+An ``HLMError`` (bad data, bad config) ends the job with one line,
+``hlm: error: <message>``, and no traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+
+from hlm.errors import HLMError
+
+
+def setup_logging(log_file: str | None) -> logging.Logger:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file, mode="w"))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        handlers=handlers, force=True)
+    logging.captureWarnings(True)
+    warnings.simplefilter("default")
+    for noisy in ("mlflow", "alembic", "urllib3", "matplotlib", "numba"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return logging.getLogger("hlm")
+
+
+def run(job: Callable[[], None], log_file: str | None = None) -> None:
+    """Run ``job``; turn an HLMError into a one-line message and exit status 1."""
+    log = setup_logging(log_file)
+    try:
+        job()
+    except HLMError as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.error("%s", message)
+        print(f"hlm: error: {message}", file=sys.stderr)
+        sys.exit(1)

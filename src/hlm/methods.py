@@ -1,0 +1,70 @@
+"""The method table: pipeline method id -> estimator, input kind, parameter grid, sources.
+
+``sources`` lists the files (relative to ``src/hlm``) whose edit must rerun
+that method's jobs; the workflow declares them as rule inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from importlib import import_module
+
+#: Sources every method depends on (evaluation loop, CV, seeds, tracking).
+COMMON_SOURCES = (
+    "methods.py",
+    "models/_base.py",
+    "evaluation/cv.py",
+    "evaluation/evaluate.py",
+    "evaluation/seeds.py",
+    "evaluation/splits.py",
+    "tracking.py",
+)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    id: str
+    label: str  # name in tables and figures, as in the paper
+    estimator: str  # "module:Class", imported on use (keeps the Snakefile's parse fast)
+    input: str  # "distance" (later: "similarity", "vectors")
+    sources: tuple[str, ...]
+    posteriors: bool = False  # predict_proba is a posterior (eq. 6), stored with predictions
+    default_grid: dict = field(default_factory=dict)
+
+    def make(self, fixed: dict | None = None):
+        """A fresh estimator with the fixed hyper-parameters set."""
+        module, name = self.estimator.split(":")
+        return getattr(import_module(module), name)(**(fixed or {}))
+
+    def grid(self, grid_config: dict | None) -> list[dict]:
+        """The CV grid (config overrides the default), listed simplest first."""
+        from sklearn.model_selection import ParameterGrid
+
+        grid = self.default_grid if grid_config is None else grid_config
+        return list(ParameterGrid(grid)) if grid else [{}]
+
+
+METHODS: dict[str, MethodSpec] = {
+    "knn": MethodSpec(
+        id="knn",
+        label="k-NN",
+        estimator="hlm.models.knn:KNNClassifier",
+        input="distance",
+        sources=("models/knn.py",),
+        default_grid={"n_neighbors": [1, 2, 4, 8, 16, 32, 64, 128]},
+    ),
+    "kernel_hlm": MethodSpec(
+        id="kernel_hlm",
+        label="Kernel HLM",
+        estimator="hlm.models.kernel_hlm:KernelHLM",
+        input="distance",
+        sources=("models/kernel_hlm.py", "gamma.py"),
+        posteriors=True,
+    ),
+}
+
+
+def method_sources(method_id: str) -> list[str]:
+    """All source files (relative to src/hlm) a method's jobs depend on."""
+    return sorted(set(COMMON_SOURCES) | set(METHODS[method_id].sources))

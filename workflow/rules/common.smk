@@ -1,0 +1,92 @@
+# Shared set-up: config validation, the data set registry, the method table,
+# MLflow settings (environment variables only) and input functions.
+
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+SRC = Path(workflow.basedir) / "src"
+sys.path.insert(0, str(SRC))
+
+from hlm.config import load_schema, validate_config
+from hlm.errors import HLMError
+from hlm.data.registry import load_registry
+from hlm.methods import METHODS, method_sources
+
+
+def _fail(message):
+    # One line, no traceback (see hlm.jobs for the same rule inside jobs).
+    sys.exit(f"hlm: error: {message}")
+
+
+try:
+    REGISTRY = load_registry(config.get("registry", "config/datasets.yaml"))
+    validate_config(
+        config,
+        load_schema(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"),
+        known_datasets=REGISTRY,
+        known_methods=METHODS,
+    )
+except HLMError as exc:
+    _fail(exc)
+
+DATASETS = list(config["datasets"])
+RUN_METHODS = list(config["methods"])
+EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
+
+# MLflow: an embedded SQLite store in the working directory unless the user
+# points MLFLOW_TRACKING_URI elsewhere. Jobs inherit these variables.
+os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{Path('mlflow.db').resolve()}")
+os.environ.setdefault("HLM_MLFLOW_ARTIFACTS", str(Path("mlruns").resolve()))
+os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+
+
+def init_tracking_store():
+    """Create the MLflow store and experiment once, before any job runs."""
+    from hlm.tracking import init_store
+
+    init_store(EXPERIMENT)
+
+
+def run_tags():
+    from hlm.tracking import config_hash, git_commit
+
+    return {"config_hash": config_hash(config), "git_commit": git_commit(workflow.basedir)}
+
+
+def src(*relative):
+    """Paths of library source files, declared as rule inputs so edits rerun the rule."""
+    return [str(SRC / "hlm" / r) for r in relative]
+
+
+def dataset_entry(wildcards):
+    entry = asdict(REGISTRY[wildcards.dataset])
+    entry.pop("name")
+    return {k: v for k, v in entry.items() if v not in (None, "")}
+
+
+def dataset_raw_files(wildcards):
+    spec = REGISTRY[wildcards.dataset]
+    return [p for p in (spec.path, spec.labels_path) if p]
+
+
+def evaluation_files(methods=None):
+    return expand(
+        "results/evaluation/{dataset}/{method}.parquet",
+        dataset=DATASETS,
+        method=methods or RUN_METHODS,
+    )
+
+
+def final_outputs():
+    return [
+        *evaluation_files(),
+        "results/tables/error_rates.csv",
+        "results/tables/error_rates.md",
+        "results/figures/error_rates.png",
+    ]
+
+
+wildcard_constraints:
+    dataset="[A-Za-z][A-Za-z0-9_-]*",

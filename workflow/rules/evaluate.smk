@@ -1,0 +1,36 @@
+# One rule per method, named by its id (`snakemake --forcerun kernel_hlm`).
+# Each job runs one method on every split of one data set: CV on the training
+# part, fit, predict, Parquet outputs, MLflow parent run + nested split runs.
+# The method's own source files are inputs, so editing one reruns only its jobs.
+
+for _method in METHODS:
+
+    rule:
+        name:
+            _method
+        input:
+            distances="results/distances/{dataset}.parquet",
+            splits="results/splits/{dataset}.parquet",
+            code=src(*method_sources(_method)),
+        output:
+            evaluation=f"results/evaluation/{{dataset}}/{_method}.parquet",
+            predictions=f"results/predictions/{{dataset}}/{_method}.parquet",
+        params:
+            method=_method,
+            seed=config["seed"],
+            cv_folds=config["cv_folds"],
+            method_params=config.get("method_params", {}).get(_method, {}),
+            run_params={
+                "n_splits": config["n_splits"],
+                "test_fraction": config["test_fraction"],
+                "cv_folds": config["cv_folds"],
+                "seed": config["seed"],
+            },
+            experiment=EXPERIMENT,
+            tags=lambda wildcards: run_tags(),
+        log:
+            f"logs/evaluate/{{dataset}}/{_method}.log",
+        conda:
+            "../../envs/hlm.yaml"
+        script:
+            "../scripts/evaluate.py"

@@ -1,0 +1,44 @@
+# Tables and figures a person reads (paper Table 2 layout).
+
+
+rule error_rate_tables:
+    input:
+        evaluations=evaluation_files(),
+        code=src("reporting/tables.py"),
+    output:
+        csv="results/tables/error_rates.csv",
+        md=report(
+            "results/tables/error_rates.md",
+            caption="../report/error_rates_table.rst",
+            category="Error rates",
+        ),
+    params:
+        datasets=DATASETS,
+        methods=RUN_METHODS,
+    log:
+        "logs/report/error_rate_tables.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/tables.py"
+
+
+rule error_rate_figure:
+    input:
+        evaluations=evaluation_files(),
+        code=src("reporting/figures.py", "reporting/tables.py"),
+    output:
+        report(
+            "results/figures/error_rates.png",
+            caption="../report/error_rates_figure.rst",
+            category="Error rates",
+        ),
+    params:
+        datasets=DATASETS,
+        methods=RUN_METHODS,
+    log:
+        "logs/report/error_rate_figure.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/figure.py"

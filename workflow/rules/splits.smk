@@ -1,0 +1,19 @@
+# Random train/test partitions, seeded from (seed, dataset, split).
+
+
+rule splits:
+    input:
+        distances="results/distances/{dataset}.parquet",
+        code=src("evaluation/splits.py", "evaluation/seeds.py"),
+    output:
+        "results/splits/{dataset}.parquet",
+    params:
+        n_splits=config["n_splits"],
+        test_fraction=config["test_fraction"],
+        seed=config["seed"],
+    log:
+        "logs/splits/{dataset}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/splits.py"
