@@ -18,19 +18,20 @@ def schema_error_message(where: str, error: jsonschema.ValidationError) -> str:
     """One line for a jsonschema error: where, which field, what is wrong."""
     field = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     v, kw, arg = error.instance, error.validator, error.validator_value
-    what = {
-        "minimum": f"must be >= {arg} (got {v!r})",
-        "exclusiveMinimum": f"must be > {arg} (got {v!r})",
-        "maximum": f"must be <= {arg} (got {v!r})",
-        "exclusiveMaximum": f"must be < {arg} (got {v!r})",
-        "type": f"must be of type {arg} (got {v!r})",
-        "enum": f"must be one of {', '.join(map(str, arg))} (got {v!r})",
-        "minItems": f"must list at least {arg} item(s)",
+    if kw in ("required", "additionalProperties"):
+        return f"{where}: {error.message}"
+    templates = {
+        "minimum": "must be >= {arg} (got {v!r})",
+        "exclusiveMinimum": "must be > {arg} (got {v!r})",
+        "maximum": "must be <= {arg} (got {v!r})",
+        "exclusiveMaximum": "must be < {arg} (got {v!r})",
+        "type": "must be of type {arg} (got {v!r})",
+        "minItems": "must list at least {arg} item(s)",
+        "minLength": "must not be empty",
         "uniqueItems": "must not repeat items",
-        "required": error.message,
-        "additionalProperties": error.message,
-    }.get(kw, error.message)
-    return f"{where}: field '{field}' {what}" if kw not in ("required", "additionalProperties") else f"{where}: {what}"
+    }
+    what = templates[kw].format(arg=arg, v=v) if kw in templates else error.message
+    return f"{where}: field '{field}' {what}"
 
 
 def load_schema(path: str | Path) -> dict:
