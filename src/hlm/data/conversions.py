@@ -1,0 +1,149 @@
+"""Similarity <-> distance conversions and symmetrisation (paper section 5.2).
+
+* similarity -> distance: ``d = S_bar - s`` when S has an obvious upper bound
+  ``S_bar``, otherwise ``d = 1/s`` (section 5.2); ``-log(s/S_bar)`` is offered too.
+  Every conversion sets the self-distance (diagonal) to 0.
+* distance -> similarity (for the similarity-based baselines): ``s = 1/d`` with
+  the self-similarity an upper bound ``U`` of all similarities; ``U`` is
+  fixed precisely by compared-methods spec section 4.2.
+* asymmetric distances are replaced by ``(D + D^T)/2`` (section 5.2).
+
+``where`` (optional, keyword-only) prefixes error messages, e.g.
+``dataset 'x' (data/raw/x.mat)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlm.errors import DataError
+
+METHODS = ("auto", "bound_minus", "reciprocal", "neg_log")
+
+
+def _err(where: str | None, msg: str) -> DataError:
+    return DataError(f"{where}: {msg}" if where else msg)
+
+
+def _offdiag(n: int) -> np.ndarray:
+    return ~np.eye(n, dtype=bool)
+
+
+def _bound(S: np.ndarray, upper_bound: float | None, where: str | None) -> float:
+    top = float(S.max())
+    if upper_bound is None:
+        return top
+    ub = float(upper_bound)
+    if not np.isfinite(ub) or top > ub:
+        over = int(np.count_nonzero(S > ub))
+        raise _err(
+            where,
+            f"upper_bound {ub:g} is below the largest similarity {top:g} "
+            f"({over} entr{'y' if over == 1 else 'ies'} exceed it)",
+        )
+    return ub
+
+
+def has_obvious_upper_bound(S: np.ndarray) -> bool:
+    """True when the diagonal is constant and equals max(S) (self-similarity maximal)."""
+    diag = np.diag(S)
+    return bool(diag.size) and bool(np.all(diag == diag[0])) and float(diag[0]) == float(S.max())
+
+
+def similarity_to_distance(
+    S, method: str = "auto", upper_bound: float | None = None, *, where: str | None = None
+) -> tuple[np.ndarray, dict]:
+    """Convert a square similarity matrix to distances (paper section 5.2).
+
+    ``bound_minus``: D = S_bar - S, S_bar = ``upper_bound`` or max(S).
+    ``reciprocal``: D = 1/S (every off-diagonal S must be > 0).
+    ``neg_log``: D = -log(S / S_bar) (every off-diagonal S must be > 0).
+    ``auto``: ``bound_minus`` when ``upper_bound`` is given or the diagonal is
+    constant and equal to max(S), else ``reciprocal``.
+    The diagonal of D is set to 0 in every case.
+    Returns ``(D, {"to_distance": method used, "upper_bound": S_bar or None})``.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    if method not in METHODS:
+        raise _err(where, f"to_distance must be one of {', '.join(METHODS)} (got {method!r})")
+    if method == "auto":
+        use_bound = upper_bound is not None or has_obvious_upper_bound(S)
+        method = "bound_minus" if use_bound else "reciprocal"
+    if method == "reciprocal" and upper_bound is not None:
+        raise _err(where, "upper_bound is not used by to_distance reciprocal")
+    off = _offdiag(S.shape[0])
+    bound = None
+    if method in ("reciprocal", "neg_log"):
+        bad = off & ~(S > 0)
+        if bad.any():
+            raise _err(
+                where,
+                f"to_distance {method} needs positive similarities, but "
+                f"{int(np.count_nonzero(bad))} off-diagonal entries are <= 0 "
+                f"(min {float(S[off].min()):g}); use to_distance bound_minus",
+            )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if method == "bound_minus":
+            bound = _bound(S, upper_bound, where)
+            D = bound - S
+        elif method == "reciprocal":
+            D = 1.0 / S
+        else:
+            bound = _bound(S, upper_bound, where)
+            D = -np.log(S / bound)
+    np.fill_diagonal(D, 0.0)
+    return D, {"to_distance": method, "upper_bound": bound}
+
+
+def symmetrize(D, tol: float = 1e-12) -> tuple[np.ndarray, bool]:
+    """``(D + D^T)/2`` when max|D - D^T| > tol * max|D| (paper section 5.2).
+
+    Returns ``(D_sym, was_asymmetric)``; D is returned unchanged when symmetric.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    scale = float(np.abs(D).max()) if D.size else 0.0
+    gap = float(np.abs(D - D.T).max()) if D.size else 0.0
+    if gap > tol * (scale if scale > 0 else 1.0):
+        return (D + D.T) / 2.0, True
+    return D, False
+
+
+def distance_to_similarity(
+    D_fit, D_test=None, *, where: str | None = None
+) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """Reciprocal similarities for the baselines (section 5.2; spec section 4.2).
+
+    ``U = max{1/d_ij : i != j, d_ij > 0}`` over the fit set. Fit similarities:
+    off-diagonal ``1/d`` with ``d = 0 -> U``, diagonal ``U``. Test similarities
+    (``D_test`` is m x n_fit): ``min(1/d, U)`` with ``d = 0 -> U``.
+    Returns ``(S_fit, S_test or None, U)``.
+    """
+    D = np.asarray(D_fit, dtype=np.float64)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise _err(where, f"fit distance matrix is not square {D.shape}")
+    off = _offdiag(D.shape[0])
+    vals = D[off]
+    if (vals < 0).any() or not np.isfinite(vals).all():
+        raise _err(where, "fit distances must be finite and non-negative")
+    pos = vals[vals > 0]
+    if pos.size == 0:
+        raise _err(where, "cannot convert distances to similarities: no positive off-diagonal distance")
+    U = float(1.0 / pos.min())
+
+    def recip(M: np.ndarray) -> np.ndarray:
+        out = np.full(M.shape, U)
+        nz = M > 0
+        out[nz] = np.minimum(1.0 / M[nz], U)
+        return out
+
+    S_fit = recip(D)
+    np.fill_diagonal(S_fit, U)
+    S_test = None
+    if D_test is not None:
+        T = np.asarray(D_test, dtype=np.float64)
+        if T.ndim != 2 or T.shape[1] != D.shape[0]:
+            raise _err(where, f"test distances {T.shape} do not have {D.shape[0]} columns")
+        if (T < 0).any() or not np.isfinite(T).all():
+            raise _err(where, "test distances must be finite and non-negative")
+        S_test = recip(T)
+    return S_fit, S_test, U

@@ -1,0 +1,175 @@
+"""The data set registry (``config/datasets.yaml``).
+
+Each entry names a raw file and says how to turn it into a distance matrix
+(paper section 5.2). Entries are validated against the JSON schema shipped
+as ``hlm/schemas/datasets.schema.yaml``; every problem becomes a one-line
+:class:`~hlm.errors.ConfigError` naming the file, the entry and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from hlm.errors import ConfigError
+
+NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One validated registry entry (field meanings: config/datasets.yaml)."""
+
+    name: str
+    path: str
+    format: str
+    kind: str
+    description: str = ""
+    provenance: str = ""
+    licence: str = ""
+    matrix_key: str | None = None
+    labels_key: str | None = None
+    labels_path: str | None = None
+    object: str | None = None
+    to_distance: str | None = None
+    upper_bound: float | None = None
+    distance: str | None = None
+    label_column: str | None = None
+    na_value: str | None = None
+    sha256: str | None = None
+
+    @property
+    def where(self) -> str:
+        """Prefix for error messages: ``dataset 'x' (data/raw/x.mat)``."""
+        return f"dataset '{self.name}' ({self.path})"
+
+
+SPEC_FIELDS = tuple(f.name for f in fields(DatasetSpec) if f.name != "name")
+
+
+@lru_cache(maxsize=1)
+def entry_schema() -> dict:
+    """The JSON schema of one registry entry (package data)."""
+    text = resources.files("hlm").joinpath("schemas/datasets.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _show(value) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _context(schema: dict, error: jsonschema.ValidationError) -> tuple[str | None, str | None]:
+    """(branch, x-context) of the deepest if/then/else branch the error came from."""
+    node, branch, ctx = schema, None, None
+    for step in error.schema_path:
+        if not isinstance(node, (dict, list)):
+            break
+        node = node[step]
+        if step in ("then", "else") and isinstance(node, dict):
+            branch, ctx = step, node.get("x-context")
+    return branch, ctx
+
+
+def _describe(schema: dict, error: jsonschema.ValidationError) -> str:
+    """A short human sentence for one schema violation."""
+    branch, ctx = _context(schema, error)
+    field = error.path[0] if error.path else None
+    with_ctx = f" with {ctx}" if ctx else ""
+    v = error.validator
+    if v == "required":
+        missing = [f for f in error.validator_value if f not in error.instance]
+        return f"field '{missing[0]}' is required{with_ctx}"
+    if v == "additionalProperties":
+        extra = sorted(set(error.instance) - set(schema["properties"]))
+        hint = difflib.get_close_matches(str(extra[0]), SPEC_FIELDS, n=1)
+        tip = f" (did you mean '{hint[0]}'?)" if hint else f"; known fields: {', '.join(SPEC_FIELDS)}"
+        return f"unknown field '{extra[0]}'{tip}"
+    if v in ("enum", "const"):
+        allowed = error.validator_value if v == "enum" else [error.validator_value]
+        return (
+            f"field '{field}' must be one of {', '.join(map(str, allowed))}{with_ctx} "
+            f"(got {_show(error.instance)})"
+        )
+    if v == "not":  # `not: {anyOf: [{required: [field]}, ...]}` forbids fields
+        banned = [f for alt in error.validator_value.get("anyOf", []) for f in alt.get("required", [])]
+        present = [f for f in banned if f in error.instance] or banned
+        verb = "is not allowed" if branch == "then" else "is only allowed"
+        return f"field '{present[0]}' {verb} with {ctx}"
+    if v == "type":
+        want = {"number": "a number", "string": "a string", "object": "a mapping"}.get(
+            error.validator_value, error.validator_value
+        )
+        return f"field '{field}' must be {want} (got {_show(error.instance)})"
+    if v == "pattern" and field == "sha256":
+        return f"field 'sha256' must be 64 lowercase hex digits (got {_show(error.instance)})"
+    if v == "minLength":
+        return f"field '{field}' must not be empty"
+    return f"field '{field}': {error.message}"
+
+
+def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> DatasetSpec:
+    """Validate one raw entry (a mapping) and return its :class:`DatasetSpec`."""
+    if not NAME_PATTERN.match(str(name)):
+        raise ConfigError(
+            f"{source}: data set name {_show(name)} must start with a letter and contain "
+            "only letters, digits, '_' and '-'"
+        )
+    if not isinstance(entry, dict):
+        raise ConfigError(
+            f"{source}: entry '{name}' must be a mapping of fields (got {type(entry).__name__})"
+        )
+    schema = entry_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    rank = {"additionalProperties": 0, "type": 1, "enum": 2, "const": 2, "required": 3}
+    errors = sorted(
+        validator.iter_errors(entry),
+        key=lambda e: (rank.get(e.validator, 4), list(map(str, e.schema_path))),
+    )
+    if errors:
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise ConfigError(f"{source}: entry '{name}': {_describe(schema, errors[0])}{more}")
+    values = dict(entry)
+    if values.get("upper_bound") is not None:
+        values["upper_bound"] = float(values["upper_bound"])
+    return DatasetSpec(name=str(name), **values)
+
+
+def load_registry(path: str | Path) -> dict[str, DatasetSpec]:
+    """Read and validate a registry file; returns ``{name: DatasetSpec}`` in file order."""
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: data set registry not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read data set registry ({exc.strerror})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{source}: not valid YAML{at}: {problem}") from None
+    if raw is None:
+        raise ConfigError(f"{source}: data set registry is empty")
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{source}: expected a mapping of data set names to entries (got {type(raw).__name__})"
+        )
+    return {str(name): validate_entry(name, entry, source) for name, entry in raw.items()}
+
+
+def get_spec(registry: dict[str, DatasetSpec], name: str) -> DatasetSpec:
+    """The entry called ``name``; ConfigError listing the known names otherwise."""
+    try:
+        return registry[name]
+    except KeyError:
+        known = ", ".join(sorted(registry)) or "(none)"
+        raise ConfigError(f"unknown data set '{name}'; known data sets: {known}") from None

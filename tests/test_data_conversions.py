@@ -1,0 +1,106 @@
+"""Similarity <-> distance conversions on hand-computed 3 x 3 examples (paper 5.2)."""
+
+import numpy as np
+import pytest
+
+from hlm.data.conversions import distance_to_similarity, similarity_to_distance, symmetrize
+from hlm.errors import DataError
+
+S = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, 0.4], [0.2, 0.4, 1.0]])
+
+
+def test_bound_minus_uses_max_as_upper_bound():
+    D, info = similarity_to_distance(S, "bound_minus")
+    expected = np.array([[0.0, 0.5, 0.8], [0.5, 0.0, 0.6], [0.8, 0.6, 0.0]])
+    np.testing.assert_allclose(D, expected)
+    assert info == {"to_distance": "bound_minus", "upper_bound": 1.0}
+
+
+def test_bound_minus_with_given_bound():
+    D, info = similarity_to_distance(S, "bound_minus", upper_bound=2.0)
+    # 2 - s off the diagonal; the self-distance is set to 0
+    expected = np.array([[0.0, 1.5, 1.8], [1.5, 0.0, 1.6], [1.8, 1.6, 0.0]])
+    np.testing.assert_allclose(D, expected)
+    assert info["upper_bound"] == 2.0
+
+
+def test_bound_below_max_is_an_error():
+    with pytest.raises(DataError) as exc:
+        similarity_to_distance(S, "bound_minus", upper_bound=0.9, where="dataset 'x' (x.mat)")
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith("dataset 'x' (x.mat): upper_bound 0.9")
+    assert "3 entries exceed it" in msg
+
+
+def test_reciprocal():
+    D, info = similarity_to_distance(S, "reciprocal")
+    expected = np.array([[0.0, 2.0, 5.0], [2.0, 0.0, 2.5], [5.0, 2.5, 0.0]])
+    np.testing.assert_allclose(D, expected)
+    assert info == {"to_distance": "reciprocal", "upper_bound": None}
+
+
+def test_reciprocal_rejects_non_positive_similarities():
+    bad = S.copy()
+    bad[0, 1] = bad[1, 0] = 0.0
+    bad[0, 2] = -0.1
+    with pytest.raises(DataError) as exc:
+        similarity_to_distance(bad, "reciprocal", where="dataset 'x' (x.csv)")
+    msg = str(exc.value)
+    assert "\n" not in msg and "dataset 'x' (x.csv)" in msg and "3 off-diagonal entries are <= 0" in msg
+
+
+def test_neg_log():
+    D, info = similarity_to_distance(S, "neg_log")
+    expected = np.array(
+        [[0.0, np.log(2), np.log(5)], [np.log(2), 0.0, np.log(2.5)], [np.log(5), np.log(2.5), 0.0]]
+    )
+    np.testing.assert_allclose(D, expected)
+    assert info == {"to_distance": "neg_log", "upper_bound": 1.0}
+    with pytest.raises(DataError, match="neg_log needs positive"):
+        similarity_to_distance(np.where(S == 0.2, 0.0, S), "neg_log")
+
+
+def test_auto_picks_bound_minus_for_unit_diagonal_and_reciprocal_otherwise():
+    assert similarity_to_distance(S)[1]["to_distance"] == "bound_minus"
+    T = S.copy()
+    T[2, 2] = 0.9  # diagonal not constant: no obvious upper bound
+    D, info = similarity_to_distance(T)
+    assert info["to_distance"] == "reciprocal"
+    np.testing.assert_allclose(D[0, 2], 5.0)
+    assert np.all(np.diag(D) == 0)
+    # a given upper bound means bound_minus
+    assert similarity_to_distance(T, upper_bound=1.0)[1]["to_distance"] == "bound_minus"
+
+
+def test_unknown_method():
+    with pytest.raises(DataError, match="to_distance must be one of"):
+        similarity_to_distance(S, "cosine")
+
+
+def test_symmetrize():
+    A = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 4.0], [2.0, 6.0, 0.0]])
+    Dsym, was = symmetrize(A)
+    assert was
+    np.testing.assert_allclose(Dsym, [[0, 2, 2], [2, 0, 5], [2, 5, 0]])
+    same, was = symmetrize(Dsym + 1e-15 * np.triu(np.ones((3, 3)), 1))
+    assert not was
+
+
+def test_distance_to_similarity_fit_and_test():
+    D = np.array([[0.0, 2.0, 0.5], [2.0, 0.0, 0.0], [0.5, 0.0, 0.0]])
+    # U = max 1/d over positive off-diagonal d = 1/0.5 = 2; d = 0 -> U; diagonal U
+    S_fit, S_test, U = distance_to_similarity(D, np.array([[4.0, 0.0, 0.25]]))
+    assert U == 2.0
+    np.testing.assert_allclose(S_fit, [[2.0, 0.5, 2.0], [0.5, 2.0, 2.0], [2.0, 2.0, 2.0]])
+    # test: 1/4, d=0 -> U, min(1/0.25, U) = 2
+    np.testing.assert_allclose(S_test, [[0.25, 2.0, 2.0]])
+    assert distance_to_similarity(D)[1] is None
+
+
+def test_distance_to_similarity_errors():
+    with pytest.raises(DataError, match="no positive off-diagonal distance"):
+        distance_to_similarity(np.zeros((3, 3)))
+    with pytest.raises(DataError, match="non-negative"):
+        distance_to_similarity(np.array([[0.0, -1.0], [-1.0, 0.0]]))
+    with pytest.raises(DataError, match="do not have 2 columns"):
+        distance_to_similarity(np.array([[0.0, 1.0], [1.0, 0.0]]), np.ones((1, 3)))

@@ -1,0 +1,140 @@
+"""Registry loading and schema errors (hlm.data.registry)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hlm.data.registry import DatasetSpec, get_spec, load_registry
+from hlm.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = {"path": "data/raw/my.mat", "format": "mat", "matrix_key": "A", "labels_key": "C", "kind": "similarity"}
+
+
+def one_line(exc, *needles):
+    msg = str(exc.value)
+    assert "\n" not in msg, msg
+    for needle in needles:
+        assert needle in msg, msg
+    return msg
+
+
+def write(tmp_path, entries, name="datasets.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(entries) if not isinstance(entries, str) else entries)
+    return path
+
+
+def load_one(tmp_path, **changes):
+    entry = {**BASE, **changes}
+    entry = {k: v for k, v in entry.items() if v is not None}
+    return load_registry(write(tmp_path, {"my_data": entry}))
+
+
+def test_project_registry_has_the_five_data_sets():
+    reg = load_registry(ROOT / "config" / "datasets.yaml")
+    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes"]
+    for spec in reg.values():
+        assert isinstance(spec, DatasetSpec) and spec.description and spec.provenance and spec.licence
+    assert reg["voting"].matrix_key == "A" and reg["voting"].labels_key == "C"
+    assert reg["sonar"].distance == "euclidean" and reg["sonar"].label_column == "Class"
+    assert reg["house_votes"].distance == "vdm" and reg["house_votes"].na_value == "abstain"
+
+
+def test_valid_entry_becomes_frozen_spec(tmp_path):
+    reg = load_one(tmp_path, upper_bound=1, to_distance="bound_minus")
+    spec = reg["my_data"]
+    assert spec.name == "my_data" and spec.upper_bound == 1.0 and isinstance(spec.upper_bound, float)
+    with pytest.raises(AttributeError):
+        spec.path = "x"  # frozen
+    assert spec.where == "dataset 'my_data' (data/raw/my.mat)"
+
+
+def test_user_example_registry_in_fixtures():
+    reg = load_registry(ROOT / "tests" / "data" / "tiny_registry.yaml")
+    assert reg["tiny"].format == "csv" and reg["tiny"].labels_path == "tiny_labels.csv"
+
+
+@pytest.mark.parametrize(
+    "changes, needles",
+    [
+        ({"format": "xls"}, ["field 'format' must be one of mat, csv, npy, parquet, rda (got 'xls')"]),
+        ({"kind": "kernel"}, ["field 'kind' must be one of"]),
+        ({"matrx_key": "A"}, ["unknown field 'matrx_key'", "matrix_key"]),
+        ({"matrix_key": None}, ["field 'matrix_key' is required with format mat"]),
+        ({"path": None}, ["field 'path' is required"]),
+        ({"kind": "vectors"}, ["field 'kind' must be one of similarity, distance with format mat"]),
+        ({"to_distance": "log"}, ["field 'to_distance' must be one of auto, bound_minus"]),
+        ({"upper_bound": "one"}, ["field 'upper_bound' must be a number (got 'one')"]),
+        ({"to_distance": "reciprocal", "upper_bound": 2}, ["field 'upper_bound' is not allowed with to_distance reciprocal"]),
+        ({"kind": "distance", "to_distance": "reciprocal"}, ["field 'to_distance' is only allowed with kind similarity"]),
+        ({"label_column": "Class"}, ["field 'label_column' is only allowed with kind vectors/categorical"]),
+        ({"labels_path": "y.csv"}, ["field 'labels_path' is not allowed with format mat"]),
+        ({"na_value": "x"}, ["field 'na_value' is only allowed with kind categorical"]),
+        ({"sha256": "abc"}, ["field 'sha256' must be 64 lowercase hex digits"]),
+    ],
+)
+def test_schema_errors_are_one_line_config_errors(tmp_path, changes, needles):
+    with pytest.raises(ConfigError) as exc:
+        load_one(tmp_path, **changes)
+    msg = one_line(exc, "datasets.yaml: entry 'my_data': ", *needles)
+    assert "Traceback" not in msg
+
+
+@pytest.mark.parametrize(
+    "entry, needle",
+    [
+        ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class"}, "field 'distance' is required with kind vectors/categorical"),
+        ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "vdm"}, "field 'distance' must be one of euclidean with kind vectors (got 'vdm')"),
+        ({"path": "x.rda", "format": "rda", "kind": "similarity"}, "field 'kind' must be one of vectors, categorical with format rda"),
+        ({"path": "x.npy", "format": "npy", "kind": "distance"}, "field 'labels_path' is required with format npy"),
+        ({"path": "x.csv", "format": "csv", "kind": "distance"}, "field 'labels_path' is required with format csv"),
+        ({"path": "x.csv", "format": "csv", "kind": "distance", "labels_path": "y", "object": "o"}, "field 'object' is only allowed with format rda"),
+    ],
+)
+def test_conditional_schema_errors(tmp_path, entry, needle):
+    with pytest.raises(ConfigError) as exc:
+        load_registry(write(tmp_path, {"d": entry}))
+    one_line(exc, "entry 'd'", needle)
+
+
+def test_other_formats_validate(tmp_path):
+    entries = {
+        "a": {"path": "a.csv", "format": "csv", "kind": "distance", "labels_path": "l.csv"},
+        "b": {"path": "b.npy", "format": "npy", "kind": "similarity", "labels_path": "l.npy", "to_distance": "neg_log"},
+        "c": {"path": "c.parquet", "format": "parquet", "kind": "distance"},
+        "d": {"path": "d.csv", "format": "csv", "kind": "vectors", "label_column": "y", "distance": "euclidean"},
+        "e": {"path": "e.rda", "format": "rda", "object": "E", "kind": "categorical", "label_column": "y", "distance": "vdm"},
+    }
+    assert list(load_registry(write(tmp_path, entries))) == list("abcde")
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("a: [1, 2\n", "not valid YAML at line"),
+        ("- a\n- b\n", "expected a mapping of data set names"),
+        ("", "registry is empty"),
+        ("x: 3\n", "entry 'x' must be a mapping of fields (got int)"),
+        ("'bad name':\n  path: a\n", "data set name 'bad name' must start with a letter"),
+    ],
+)
+def test_file_level_errors(tmp_path, text, needle):
+    with pytest.raises(ConfigError) as exc:
+        load_registry(write(tmp_path, text))
+    one_line(exc, "datasets.yaml", needle)
+
+
+def test_missing_registry_file(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        load_registry(tmp_path / "nope.yaml")
+    one_line(exc, "nope.yaml", "not found")
+
+
+def test_get_spec_unknown_name_lists_known(tmp_path):
+    reg = load_one(tmp_path)
+    assert get_spec(reg, "my_data").name == "my_data"
+    with pytest.raises(ConfigError) as exc:
+        get_spec(reg, "voting")
+    one_line(exc, "unknown data set 'voting'", "known data sets: my_data")

@@ -1,0 +1,138 @@
+"""Matrix, label and id checks (hlm.data.validation)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from hlm.data.validation import DataWarning, align_labels, check_ids, check_labels, check_matrix
+from hlm.errors import DataError
+
+WHERE = "dataset 'x' (data/raw/x.mat)"
+KW = {"name": "x", "path": "data/raw/x.mat"}
+
+
+def one_line(exc, *needles):
+    msg = str(exc.value)
+    assert "\n" not in msg, msg
+    assert msg.startswith(WHERE + ": "), msg
+    for needle in needles:
+        assert needle in msg, msg
+
+
+def test_good_matrix_passes_unchanged():
+    D = np.array([[0.0, 1.0], [1.0, 0.0]])
+    out = check_matrix(D, kind="distance", **KW)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, D)
+
+
+def test_not_square():
+    with pytest.raises(DataError) as exc:
+        check_matrix(np.zeros((3, 4)), kind="similarity", **KW)
+    one_line(exc, "matrix is not square (3 x 4)")
+
+
+def test_not_2d_and_not_numeric():
+    with pytest.raises(DataError) as exc:
+        check_matrix(np.zeros(3), kind="distance", **KW)
+    one_line(exc, "not 2-D")
+    with pytest.raises(DataError) as exc:
+        check_matrix(np.array([["a", "b"], ["c", "d"]]), kind="distance", **KW)
+    one_line(exc, "not numeric")
+
+
+def test_nan_and_inf_counted_with_first_position():
+    M = np.ones((3, 3))
+    M[1, 2] = np.nan
+    M[2, 0] = np.inf
+    with pytest.raises(DataError) as exc:
+        check_matrix(M, kind="similarity", **KW)
+    one_line(exc, "2 NaN/inf entries", "first at row 2, column 3")
+
+
+def test_negative_distances():
+    D = np.array([[0.0, -1.0, 2.0], [-1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+    with pytest.raises(DataError) as exc:
+        check_matrix(D, kind="distance", **KW)
+    one_line(exc, "2 negative entries", "min -1")
+    # negative similarities are fine
+    check_matrix(D, kind="similarity", **KW)
+
+
+def test_negative_diagonal_is_an_error():
+    D = np.array([[-0.5, 1.0], [1.0, 0.0]])
+    with pytest.raises(DataError) as exc:
+        check_matrix(D, kind="distance", **KW)
+    one_line(exc, "1 negative entries")
+
+
+def test_positive_diagonal_is_zeroed_with_warning():
+    D = np.array([[0.1, 1.0], [1.0, 0.0]])
+    with pytest.warns(DataWarning, match="1 non-zero self-distances"):
+        out = check_matrix(D, kind="distance", **KW)
+    np.testing.assert_array_equal(np.diag(out), 0.0)
+    assert D[0, 0] == 0.1  # input untouched
+
+
+def test_label_count_mismatch():
+    with pytest.raises(DataError) as exc:
+        check_labels(["a", "b"], 3, **KW)
+    one_line(exc, "2 labels for 3 objects")
+
+
+@pytest.mark.parametrize("bad", [None, np.nan, "", "  "])
+def test_missing_labels(bad):
+    with pytest.raises(DataError) as exc:
+        check_labels(["a", bad, "b", "a"], 4, **KW)
+    one_line(exc, "1 objects have no label (rows 2)")
+
+
+def test_missing_labels_named_by_id():
+    with pytest.raises(DataError) as exc:
+        check_labels(["a", None, "b"], 3, ids=np.array(["p", "q", "r"]), **KW)
+    one_line(exc, "objects 'q'")
+
+
+def test_fewer_than_two_classes():
+    with pytest.raises(DataError) as exc:
+        check_labels(["a", "a", "a"], 3, **KW)
+    one_line(exc, "1 class(es); at least 2 are needed")
+
+
+def test_single_member_class_warns_but_passes():
+    with pytest.warns(DataWarning, match="single member: 'b'"):
+        labels = check_labels(["a", "a", "b"], 3, **KW)
+    assert labels.tolist() == ["a", "a", "b"]
+
+
+def test_labels_become_strings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_labels([1, 2, 1, 2], 4, **KW).tolist() == ["1", "2", "1", "2"]
+
+
+def test_duplicate_and_missing_ids():
+    with pytest.raises(DataError) as exc:
+        check_ids(["a", "b", "a"], **KW)
+    one_line(exc, "duplicate ids 'a'")
+    with pytest.raises(DataError) as exc:
+        check_ids(["a", None], **KW)
+    one_line(exc, "1 ids are missing")
+
+
+def test_align_labels_by_id():
+    out = align_labels(["a", "b", "c"], ["c", "a", "b"], ["z", "x", "y"], **KW)
+    assert out.tolist() == ["x", "y", "z"]
+
+
+def test_align_labels_ids_absent_from_labels_file():
+    with pytest.raises(DataError) as exc:
+        align_labels(["a", "b", "c", "d", "e"], ["a"], ["x"], **KW)
+    one_line(exc, "4 objects have no label (ids 'b', 'c', 'd', ... (4 in all))")
+
+
+def test_align_labels_extra_ids():
+    with pytest.raises(DataError) as exc:
+        align_labels(["a"], ["a", "zz"], ["x", "y"], **KW)
+    one_line(exc, "labels file has 1 ids not in the matrix ('zz')")
