@@ -1,0 +1,286 @@
+"""MLflow tracking of evaluation results in an embedded SQLite store (no server).
+
+Settings come only from the environment:
+
+- ``MLFLOW_TRACKING_URI`` (required), e.g. ``sqlite:////abs/path/mlflow.db``;
+- ``HLM_MLFLOW_ARTIFACTS``: artifact root directory; default ``mlruns`` next to
+  the SQLite file (required for non-SQLite URIs);
+- ``MLFLOW_DISABLE_TELEMETRY`` is forced to ``true`` when this module is imported.
+
+Each (dataset, method) pair is one parent run with a nested child run per
+split; logging a pair again replaces (soft-deletes) its earlier runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+_MLFLOW_PREIMPORTED = "mlflow" in sys.modules
+os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+
+import pandas as pd  # noqa: E402
+from mlflow.entities import Metric, Param, RunStatus, ViewType  # noqa: E402
+from mlflow.tracking import MlflowClient  # noqa: E402
+
+from hlm.data.artifacts import read_metadata  # noqa: E402
+from hlm.errors import ConfigError  # noqa: E402
+
+if _MLFLOW_PREIMPORTED:  # mlflow started its telemetry client before we set the variable
+    from mlflow.telemetry import set_telemetry_client
+
+    set_telemetry_client()  # re-reads MLFLOW_DISABLE_TELEMETRY -> drops the client
+
+PAIR_TAG = "hlm.pair"
+PARENT_TAG = "mlflow.parentRunId"
+RETRY_SECONDS = 60.0
+
+_log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- settings
+def tracking_uri() -> str:
+    """``MLFLOW_TRACKING_URI`` (raises ConfigError if unset)."""
+    uri = os.environ.get("MLFLOW_TRACKING_URI", "").strip()
+    if not uri:
+        raise ConfigError("MLFLOW_TRACKING_URI is not set (e.g. sqlite:////abs/path/mlflow.db)")
+    return uri
+
+
+def _sqlite_file() -> Path | None:
+    uri = tracking_uri()
+    if not uri.startswith("sqlite:///"):
+        return None
+    return Path(unquote(urlparse(uri).path)).resolve()
+
+
+def artifact_root() -> Path:
+    """``HLM_MLFLOW_ARTIFACTS``, else ``mlruns`` next to the SQLite database file."""
+    root = os.environ.get("HLM_MLFLOW_ARTIFACTS", "").strip()
+    if root:
+        return Path(root).resolve()
+    db = _sqlite_file()
+    if db is None:
+        raise ConfigError(f"HLM_MLFLOW_ARTIFACTS must be set for tracking URI {tracking_uri()!r}")
+    return db.parent / "mlruns"
+
+
+@contextlib.contextmanager
+def _init_lock():
+    """Exclusive lock file ``<db>-init.lock`` serialising schema/experiment creation.
+
+    MLflow's SQLite tracking store creates its tables without a lock, so two
+    processes opening a fresh database race ("table alembic_version already exists").
+    """
+    db = _sqlite_file()
+    if db is None:
+        yield
+        return
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{db}-init.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _client() -> MlflowClient:
+    return MlflowClient(tracking_uri=tracking_uri())
+
+
+# --------------------------------------------------------------------------- retries
+def _is_lock_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "database is locked" in text or "database table is locked" in text
+
+
+def _retry(call, *args, **kwargs):
+    """Call ``call``; on SQLite lock errors retry with jittered backoff for ~60 s."""
+    deadline = time.monotonic() + RETRY_SECONDS
+    delay = 0.05
+    while True:
+        try:
+            return call(*args, **kwargs)
+        except Exception as exc:  # MlflowException or sqlalchemy/sqlite3 OperationalError
+            if not _is_lock_error(exc) or time.monotonic() + delay > deadline:
+                raise
+            _log.warning("tracking store locked; retrying %s in %.2f s", call.__name__, delay)
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 5.0)
+
+
+# --------------------------------------------------------------------------- store
+def init_store(experiment: str = "hlm") -> str:
+    """Create the store's schema and ``experiment`` if missing; return its id (idempotent).
+
+    The experiment's artifact location is the file URI of :func:`artifact_root`;
+    an existing experiment keeps the location it was created with. Safe to call
+    from concurrent processes (serialised by a lock file next to the database).
+    """
+    with _init_lock():
+        client = _retry(_client)
+        exp = _retry(client.get_experiment_by_name, experiment)
+        if exp is not None:
+            if exp.lifecycle_stage == "deleted":
+                _retry(client.restore_experiment, exp.experiment_id)
+            return exp.experiment_id
+        root = artifact_root()
+        root.mkdir(parents=True, exist_ok=True)
+        return _retry(client.create_experiment, experiment, artifact_location=root.as_uri())
+
+
+def config_hash(config: dict) -> str:
+    """First 12 hex digits of the sha256 of ``config`` as canonical JSON (sorted keys)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def git_commit(path: str | os.PathLike = ".") -> str:
+    """HEAD commit of the repository at ``path``; "unknown" outside git.
+
+    A ``-dirty`` suffix marks uncommitted changes to tracked files (untracked
+    files are ignored). Uses ``--no-optional-locks`` so it never takes the index
+    lock of a repository someone is committing to.
+    """
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(path), *args],
+            capture_output=True, text=True, check=True, timeout=30,
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{commit}-dirty" if dirty else commit
+
+
+# --------------------------------------------------------------------------- logging
+def _str(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def _metrics(values: dict, ts: int) -> list[Metric]:
+    return [Metric(k, float(v), ts, 0) for k, v in values.items() if not pd.isna(v)]
+
+
+def _run(client, exp_id, name, tags, params, metrics, artifacts=()) -> str:
+    run = _retry(client.create_run, exp_id, run_name=name, tags={k: _str(v) for k, v in tags.items()})
+    run_id = run.info.run_id
+    ts = int(time.time() * 1000)
+    _retry(
+        client.log_batch,
+        run_id,
+        metrics=_metrics(metrics, ts),
+        params=[Param(k, _str(v)) for k, v in params.items()],
+    )
+    for sub, path in artifacts:
+        _retry(client.log_artifact, run_id, str(path), artifact_path=sub)
+    return run_id
+
+
+def pair_runs(pair: str, experiment: str = "hlm") -> list[str]:
+    """Ids of the active runs (parents and children) tagged ``hlm.pair == pair``."""
+    client = _client()
+    exp = _retry(client.get_experiment_by_name, experiment)
+    if exp is None:
+        return []
+    ids, token = [], None
+    while True:
+        page = _retry(
+            client.search_runs,
+            [exp.experiment_id],
+            filter_string=f"tags.`{PAIR_TAG}` = '{pair}'",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            max_results=1000,
+            page_token=token,
+        )
+        ids += [r.info.run_id for r in page]
+        token = page.token
+        if not token:
+            return ids
+
+
+def log_pair(
+    *,
+    dataset: str,
+    method: str,
+    evaluation_path: str | os.PathLike,
+    prediction_path: str | os.PathLike,
+    tags: dict,
+    params: dict,
+    experiment: str = "hlm",
+) -> str:
+    """Log one (dataset, method) evaluation as a parent run with a child run per split.
+
+    Parent: params ``dataset``, ``method``, ``to_distance`` (from the evaluation
+    metadata) plus ``params``; metrics ``error_rate_mean``, ``error_rate_sd``
+    (ddof=1), ``fit_seconds_mean``, ``predict_seconds_mean``, ``n_splits``; tags
+    ``tags`` plus ``hlm.pair``; the two Parquet files as artifacts
+    (``evaluation/``, ``predictions/``). Children (``{pair}/split-{k:02d}``):
+    params = the split's CV choice plus ``split``; metrics ``error_rate``,
+    ``fit_seconds``, ``predict_seconds``, ``n_train``, ``n_test``; tags ``tags``
+    plus ``hlm.pair``, ``hlm.split`` and the parent link.
+
+    The new runs are created first and marked FINISHED last; only then are the
+    pair's older active runs soft-deleted. A killed job thus never removes the
+    previous result, and its half-logged runs (status RUNNING) are deleted by the
+    next call. Returns the parent run id.
+    """
+    pair = f"{dataset}/{method}"
+    evaluation = pd.read_parquet(evaluation_path).sort_values("split")
+    meta = read_metadata(evaluation_path)
+    exp_id = init_store(experiment)
+    client = _client()
+    base_tags = {**tags, PAIR_TAG: pair}
+    err = evaluation["error_rate"].astype(float)
+    parent_id = _run(
+        client, exp_id, pair,
+        tags={**base_tags, "hlm.role": "parent"},
+        params={"dataset": dataset, "method": method,
+                "to_distance": meta.get("to_distance", "unknown"), **params},
+        metrics={
+            "error_rate_mean": err.mean(),
+            "error_rate_sd": err.std(ddof=1),
+            "fit_seconds_mean": evaluation["fit_seconds"].mean(),
+            "predict_seconds_mean": evaluation["predict_seconds"].mean(),
+            "n_splits": len(evaluation),
+        },
+        artifacts=[("evaluation", evaluation_path), ("predictions", prediction_path)],
+    )
+    children = []
+    for row in evaluation.itertuples(index=False):
+        k = int(row.split)
+        cv = json.loads(row.params) if isinstance(row.params, str) and row.params else {}
+        children.append(_run(
+            client, exp_id, f"{pair}/split-{k:02d}",
+            tags={**base_tags, "hlm.role": "child", "hlm.split": str(k), PARENT_TAG: parent_id},
+            params={**cv, "split": k},
+            metrics={c: getattr(row, c) for c in
+                     ("error_rate", "fit_seconds", "predict_seconds", "n_train", "n_test")},
+        ))
+    for run_id in [*children, parent_id]:
+        _retry(client.set_terminated, run_id, RunStatus.to_string(RunStatus.FINISHED))
+    new = {parent_id, *children}
+    for run_id in pair_runs(pair, experiment):
+        if run_id not in new:
+            _retry(client.delete_run, run_id)
+    return parent_id
+
+
+__all__ = [
+    "init_store", "config_hash", "git_commit", "log_pair", "pair_runs",
+    "tracking_uri", "artifact_root",
+]

@@ -1,0 +1,84 @@
+"""Error-rate tables and figures."""
+
+import pandas as pd
+import pytest
+
+from hlm.data.artifacts import write_frame
+from hlm.reporting.figures import plot_error_rates
+from hlm.reporting.tables import error_rate_table, load_evaluations, write_error_rate_tables
+
+DATASETS = ["ds1", "ds2"]
+METHODS = ["a", "b"]
+
+
+def _long() -> pd.DataFrame:
+    rows = [("ds1", "a", [10.0, 20.0, 30.0]), ("ds2", "a", [5.0, 7.5, 10.0]), ("ds1", "b", [1.0, 2.0, 3.0])]
+    return pd.DataFrame(
+        [
+            {"dataset": d, "method": m, "split": k, "error_rate": e, "n_train": 80, "n_test": 20,
+             "to_distance": {"ds1": "bound_minus", "ds2": "reciprocal"}[d]}
+            for d, m, errs in rows
+            for k, e in enumerate(errs)
+        ]
+    )
+
+
+def test_error_rate_table_mean_sd_and_na():
+    table = error_rate_table(_long(), DATASETS, METHODS)
+    assert list(table.index) == METHODS and list(table.columns) == DATASETS
+    # mean 20, sample sd sqrt((100 + 0 + 100) / 2) = 10
+    assert table.loc["a", "ds1"] == "20.00 (10.00)"
+    assert table.loc["a", "ds2"] == "7.50 (2.50)"
+    assert table.loc["b", "ds1"] == "2.00 (1.00)"
+    assert table.loc["b", "ds2"] == "NA"
+
+
+def test_single_split_has_na_sd():
+    df = _long().query("split == 0")
+    assert error_rate_table(df, ["ds1"], ["a"]).loc["a", "ds1"] == "10.00 (NA)"
+
+
+def test_order_follows_arguments():
+    table = error_rate_table(_long(), ["ds2", "ds1"], ["b", "a"])
+    assert list(table.index) == ["b", "a"] and list(table.columns) == ["ds2", "ds1"]
+
+
+def test_write_tables(tmp_path):
+    csv, md = tmp_path / "t.csv", tmp_path / "t.md"
+    write_error_rate_tables(_long(), DATASETS, METHODS, csv, md)
+    df = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    assert list(df.columns) == ["method", "dataset", "to_distance", "n_splits", "mean", "sd", "cell"]
+    assert list(zip(df.method, df.dataset)) == [("a", "ds1"), ("a", "ds2"), ("b", "ds1"), ("b", "ds2")]
+    row = df.iloc[0]
+    assert (row["mean"], row["sd"], row["n_splits"], row["cell"]) == (20.0, 10.0, 3, "20.00 (10.00)")
+    assert df.iloc[3]["n_splits"] == 0 and pd.isna(df.iloc[3]["mean"]) and df.iloc[3]["cell"] == "NA"
+
+    lines = md.read_text().splitlines()
+    assert lines[0].startswith("Test error rate in %: mean (sd) over 3 random 80/20 train/test splits")
+    assert "| Classifier | ds1 | ds2 |" in lines
+    assert "| a | 20.00 (10.00) | 7.50 (2.50) |" in lines
+    assert "| b | 2.00 (1.00) | NA |" in lines
+    assert lines[-1] == "Distances: ds1: bound_minus; ds2: reciprocal"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_load_evaluations(tmp_path):
+    ev = pd.DataFrame({"split": [0, 1], "error_rate": [10.0, 20.0], "n_train": 8, "n_test": 2,
+                       "fit_seconds": 0.1, "predict_seconds": 0.01, "params": "{}"})
+    write_frame(ev, tmp_path / "evaluation/ds1/a.parquet",
+                {"dataset": "ds1", "method": "a", "to_distance": "bound_minus"})
+    write_frame(ev, tmp_path / "evaluation/ds2/b.parquet")  # no metadata: taken from the path
+    long = load_evaluations(sorted(tmp_path.glob("evaluation/*/*.parquet")))
+    assert len(long) == 4
+    assert list(long[["dataset", "method", "to_distance"]].drop_duplicates().itertuples(index=False)) == [
+        ("ds1", "a", "bound_minus"), ("ds2", "b", "NA")]
+    assert error_rate_table(long, ["ds1"], ["a"]).loc["a", "ds1"] == "15.00 (7.07)"
+
+
+@pytest.mark.parametrize("methods", [METHODS, ["a", "b", "c"]])
+def test_plot_error_rates_png(tmp_path, methods):
+    path = tmp_path / "fig" / "errors.png"
+    plot_error_rates(_long(), DATASETS, methods, path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+    assert [p.name for p in path.parent.iterdir()] == ["errors.png"]
