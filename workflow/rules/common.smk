@@ -39,7 +39,7 @@ EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
 # points MLFLOW_TRACKING_URI elsewhere. Jobs inherit these variables.
 os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{Path('mlflow.db').resolve()}")
 os.environ.setdefault("HLM_MLFLOW_ARTIFACTS", str(Path("mlruns").resolve()))
-os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+os.environ.update(MLFLOW_DISABLE_TELEMETRY="true")
 
 
 def init_tracking_store():

@@ -1,0 +1,183 @@
+"""The Snakemake workflow: lint, dry run, an end-to-end run of a tiny config,
+reruns (nothing to do; editing one method reruns only that method) and
+one-line errors for bad input. Runs in a copy of the project in a temp dir."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hlm.data.artifacts import read_distances, read_metadata
+
+pytestmark = pytest.mark.workflow
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm]", "n_splits=3", "cv_folds=3"]
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "HLM_"))}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def snakemake(workdir, *args, check=True):
+    cmd = [str(BIN / "snakemake"), "--cores", "2", *args]
+    proc = subprocess.run(cmd, cwd=workdir, env=_env(), capture_output=True, text=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def job_counts(output: str) -> dict:
+    """Parse snakemake's 'Job stats' table."""
+    block = output.split("Job stats:", 1)[1]
+    counts = {}
+    for line in block.splitlines()[3:]:
+        m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not m:
+            break
+        counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the project (code, config, raw data) in a temp dir."""
+    dest = tmp_path_factory.mktemp("project")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("Snakefile", "workflow", "src", "config", "envs", "data"):
+        src = ROOT / name
+        (shutil.copytree(src, dest / name, ignore=ignore) if src.is_dir() else shutil.copy2(src, dest / name))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def tiny_run(project):
+    proc = snakemake(project, "--config", *TINY)
+    return project, proc
+
+
+def test_lint_is_clean():
+    proc = snakemake(ROOT, "--lint")
+    assert "Congratulations" in proc.stdout + proc.stderr
+
+
+def test_dry_run_of_default_config(project):
+    proc = snakemake(project, "--dry-run")
+    counts = job_counts(proc.stdout)
+    assert counts["preprocess"] == 5 and counts["splits"] == 5
+    assert counts["knn"] == 5 and counts["kernel_hlm"] == 5
+    assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
+
+
+def test_end_to_end_outputs(tiny_run):
+    project, _ = tiny_run
+    dist = read_distances(project / "results/distances/aural_sonar.parquet")
+    assert dist.distances.shape == (100, 100)
+    assert dist.metadata["to_distance"] == "bound_minus" and dist.metadata["shape"] == [100, 100]
+    np.testing.assert_allclose(np.diag(dist.distances), 0.0)
+    splits = pd.read_parquet(project / "results/splits/aural_sonar.parquet")
+    assert list(splits.columns) == ["split", "index", "role"]
+    assert (splits[splits.role == "test"].groupby("split").size() == 20).all()
+    for ds in ("aural_sonar", "sonar"):
+        for method in ("knn", "kernel_hlm"):
+            ev = pd.read_parquet(project / f"results/evaluation/{ds}/{method}.parquet")
+            assert list(ev.split) == [0, 1, 2]
+            for col in ("error_rate", "n_train", "n_test", "fit_seconds", "predict_seconds", "params"):
+                assert col in ev.columns
+            assert ev.error_rate.between(0, 45).all()
+            pred = pd.read_parquet(project / f"results/predictions/{ds}/{method}.parquet")
+            assert len(pred) == ev.n_test.sum()
+            assert read_metadata(project / f"results/evaluation/{ds}/{method}.parquet")["to_distance"]
+    table = (project / "results/tables/error_rates.md").read_text()
+    assert "aural_sonar" in table and "kernel_hlm" in table
+    png = (project / "results/figures/error_rates.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _runs(project):
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project / 'mlflow.db'}")
+    try:
+        return mlflow.search_runs(experiment_names=["hlm"])
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
+def test_mlflow_runs(tiny_run):
+    project, _ = tiny_run
+    runs = _runs(project)
+    parents = runs[runs["tags.hlm.role"] == "parent"]
+    assert sorted(parents["tags.hlm.pair"]) == sorted(
+        f"{d}/{m}" for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm"))
+    assert len(runs) == 4 * (1 + 3)
+    row = parents[parents["tags.hlm.pair"] == "aural_sonar/knn"].iloc[0]
+    assert row["tags.rule"] == "knn" and "aural_sonar" in row["tags.wildcards"]
+    assert len(row["tags.config_hash"]) == 12 and row["tags.git_commit"]
+    assert row["params.to_distance"] == "bound_minus"
+    ev = pd.read_parquet(project / "results/evaluation/aural_sonar/knn.parquet")
+    assert row["metrics.error_rate_mean"] == pytest.approx(ev.error_rate.mean())
+
+
+def test_second_run_has_nothing_to_do(tiny_run):
+    project, _ = tiny_run
+    proc = snakemake(project, "--config", *TINY)
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_forcerun_replaces_mlflow_runs(tiny_run):
+    project, _ = tiny_run
+    before = _runs(project)
+    snakemake(project, "--config", *TINY, "--forcerun", "knn")
+    after = _runs(project)
+    assert len(after) == len(before)  # replaced, not duplicated
+    knn_parents = after[(after["tags.hlm.role"] == "parent") & (after["tags.rule"] == "knn")]
+    assert len(knn_parents) == 2
+    assert not set(knn_parents.run_id) & set(before.run_id)
+
+
+def test_editing_knn_reruns_only_knn_and_reports(tiny_run):
+    project, _ = tiny_run
+    knn = project / "src/hlm/models/knn.py"
+    knn.write_text(knn.read_text() + "\n# an edit\n")
+    proc = snakemake(project, "--config", *TINY, "--dry-run")
+    counts = job_counts(proc.stdout)
+    assert counts == {"knn": 2, "error_rate_tables": 1, "error_rate_figure": 1, "all": 1, "total": 5}
+
+
+def test_bad_config_is_one_line_error(project):
+    proc = snakemake(project, "--dry-run", "--config", "n_splits=0", check=False)
+    assert proc.returncode != 0
+    assert "hlm: error: config: field 'n_splits' must be >= 1 (got 0)" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_unknown_dataset_is_one_line_error(project):
+    proc = snakemake(project, "--dry-run", "--config", "datasets=[nope]", check=False)
+    assert proc.returncode != 0
+    assert "hlm: error: config: field 'datasets': unknown dataset 'nope'" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_bad_matrix_is_one_line_error(project):
+    np.save(project / "data/bad.npy", np.ones((3, 4)))
+    np.save(project / "data/bad_labels.npy", np.array([0, 1, 1]))
+    (project / "config/bad.yaml").write_text(
+        "bad:\n  path: data/bad.npy\n  format: npy\n  labels_path: data/bad_labels.npy\n  kind: distance\n"
+    )
+    proc = snakemake(project, "--config", "registry=config/bad.yaml", "datasets=[bad]", "methods=[knn]",
+                     check=False)
+    assert proc.returncode != 0
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("hlm: error:")]
+    assert len(lines) == 1 and "dataset 'bad'" in lines[0] and "not square" in lines[0]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not (project / "results/distances/bad.parquet").exists()
