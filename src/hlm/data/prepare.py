@@ -150,7 +150,8 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
         n = M.shape[0]
         ids = check_ids(ids if ids is not None else range(n), name=spec.name, path=spec.path)
         if len(ids) != n:
-            raise DataError(f"{w}: {len(ids)} ids for a {n} x {n} matrix")
+            gap = f"{n - len(ids)} objects have no label" if len(ids) < n else "more ids than objects"
+            raise DataError(f"{w}: {len(ids)} labelled ids for a {n} x {n} matrix ({gap})")
         labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
         if spec.kind == "similarity":
             D, info = similarity_to_distance(M, spec.to_distance or "auto", spec.upper_bound, where=w)
