@@ -31,8 +31,7 @@ def _check(args) -> None:
     print(f"{spec.name}: {artifact.n} objects, {len(classes)} classes "
           f"({', '.join(f'{c}: {n}' for c, n in zip(classes, counts))})")
     print(f"  source {meta.get('source')} ({spec.format}, kind {spec.kind}); "
-          f"conversion {meta.get('to_distance') or meta.get('distance')}; "
-          f"symmetrized: {meta.get('symmetrized', False)}")
+          f"conversion {artifact.conversion}")
     offdiag = artifact.distances[~np.eye(artifact.n, dtype=bool)]
     print(f"  off-diagonal distances: min {offdiag.min():.4g}, median {np.median(offdiag):.4g}, "
           f"max {offdiag.max():.4g}; zeros: {int((offdiag == 0).sum())}")

@@ -26,10 +26,9 @@ def preprocess(name: str, entry: dict, output: str, root: str | Path = ".") -> N
     spec = validate_entry(name, entry)
     artifact = prepare_dataset(spec, Path(root))
     write_distances(artifact, output)
-    m = artifact.metadata
     log.info(
         "%s: %d objects, %d classes, conversion %s, written to %s",
-        name, artifact.n, len(np.unique(artifact.labels)), m.get("to_distance") or m.get("distance"), output,
+        name, artifact.n, len(np.unique(artifact.labels)), artifact.conversion, output,
     )
 
 
@@ -71,7 +70,7 @@ def evaluate(
     meta = {
         "dataset": dataset,
         "method": method,
-        "to_distance": artifact.metadata.get("to_distance") or artifact.metadata.get("distance"),
+        "to_distance": artifact.conversion,
         "source": artifact.metadata.get("source"),
         "n_splits": int(split_table["split"].nunique()),
         **{k: v for k, v in tags.items() if k in ("config_hash", "git_commit")},

@@ -93,6 +93,13 @@ class DistanceArtifact:
     def n(self) -> int:
         return len(self.ids)
 
+    @property
+    def conversion(self) -> str:
+        """How the distances were obtained: 'bound_minus', 'euclidean', 'identity+symmetrized', ..."""
+        m = self.metadata
+        label = m.get("to_distance") or m.get("distance") or "unknown"
+        return f"{label}+symmetrized" if m.get("symmetrized") else label
+
 
 DISTANCE_SCHEMA = pa.schema(
     [("id", pa.string()), ("label", pa.string()), ("distances", pa.list_(pa.float64()))]

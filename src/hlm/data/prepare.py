@@ -158,6 +158,7 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
             meta.update(info)
         else:
             D = M
+            meta["to_distance"] = "identity"
     else:
         frame, ids, labels = _records(spec, src)
         n = len(frame)
