@@ -162,19 +162,3 @@ def test_concurrent_processes(store):
         assert len(pair_frame(f"{ds}/knn")) == 1 + N
 
 
-def test_config_hash():
-    h = tracking.config_hash({"a": 1, "b": [1, 2]})
-    assert len(h) == 12 and int(h, 16) >= 0
-    assert h == tracking.config_hash({"b": [1, 2], "a": 1})
-    assert h != tracking.config_hash({"a": 2, "b": [1, 2]})
-
-
-def test_git_commit(tmp_path, monkeypatch):
-    assert tracking.git_commit(tmp_path) == "unknown"
-    outputs = iter(["abc123\n", " M src/x.py\n"])
-
-    def fake_run(cmd, **kw):
-        return subprocess.CompletedProcess(cmd, 0, stdout=next(outputs), stderr="")
-
-    monkeypatch.setattr(tracking.subprocess, "run", fake_run)
-    assert tracking.git_commit(tmp_path) == "abc123-dirty"

@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 
 from importlib import import_module
 
-#: Sources every method depends on (evaluation loop, CV, seeds, tracking).
+#: Sources every method's jobs depend on (stage logic, evaluation loop, CV, seeds, tracking).
 COMMON_SOURCES = (
+    "pipeline.py",
+    "data/artifacts.py",
     "methods.py",
     "models/_base.py",
     "evaluation/cv.py",
@@ -19,6 +21,7 @@ COMMON_SOURCES = (
     "evaluation/seeds.py",
     "evaluation/splits.py",
     "tracking.py",
+    "provenance.py",
 )
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hlm.data.artifacts import read_distances, read_metadata, write_distances, write_frame
+from hlm.data.artifacts import read_distances, write_distances, write_frame
+from hlm.methods import METHODS
 
 log = logging.getLogger("hlm")
 
@@ -99,7 +100,8 @@ def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], c
     """``results/tables/error_rates.{csv,md}`` from the evaluation Parquet files (paper Table 2 layout)."""
     from hlm.reporting.tables import load_evaluations, write_error_rate_tables
 
-    write_error_rate_tables(load_evaluations(evaluations), datasets, methods, csv_out, md_out)
+    labels = {m: METHODS[m].label for m in methods}
+    write_error_rate_tables(load_evaluations(evaluations), datasets, methods, csv_out, md_out, labels=labels)
     log.info("tables written: %s, %s", csv_out, md_out)
 
 
@@ -108,5 +110,6 @@ def figure(evaluations: list[str], *, datasets: list[str], methods: list[str], o
     from hlm.reporting.figures import plot_error_rates
     from hlm.reporting.tables import load_evaluations
 
-    plot_error_rates(load_evaluations(evaluations), datasets, methods, output)
+    labels = {m: METHODS[m].label for m in methods}
+    plot_error_rates(load_evaluations(evaluations), datasets, methods, output, labels=labels)
     log.info("figure written: %s", output)

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -140,33 +138,6 @@ def init_store(experiment: str = "hlm") -> str:
         return _retry(client.create_experiment, experiment, artifact_location=root.as_uri())
 
 
-def config_hash(config: dict) -> str:
-    """First 12 hex digits of the sha256 of ``config`` as canonical JSON (sorted keys)."""
-    text = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def git_commit(path: str | os.PathLike = ".") -> str:
-    """HEAD commit of the repository at ``path``; "unknown" outside git.
-
-    A ``-dirty`` suffix marks uncommitted changes to tracked files (untracked
-    files are ignored). Uses ``--no-optional-locks`` so it never takes the index
-    lock of a repository someone is committing to.
-    """
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "--no-optional-locks", "-C", str(path), *args],
-            capture_output=True, text=True, check=True, timeout=30,
-        ).stdout.strip()
-
-    try:
-        commit = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return f"{commit}-dirty" if dirty else commit
-
-
 # --------------------------------------------------------------------------- logging
 def _str(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
@@ -281,6 +252,6 @@ def log_pair(
 
 
 __all__ = [
-    "init_store", "config_hash", "git_commit", "log_pair", "pair_runs",
+    "init_store", "log_pair", "pair_runs",
     "tracking_uri", "artifact_root",
 ]

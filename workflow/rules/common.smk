@@ -13,6 +13,7 @@ from hlm.config import load_schema, validate_config
 from hlm.errors import HLMError
 from hlm.data.registry import load_registry
 from hlm.methods import METHODS, method_sources
+from hlm.provenance import config_hash, git_commit
 
 
 def _fail(message):
@@ -40,6 +41,9 @@ EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
 os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{Path('mlflow.db').resolve()}")
 os.environ.setdefault("HLM_MLFLOW_ARTIFACTS", str(Path("mlruns").resolve()))
 os.environ.update(MLFLOW_DISABLE_TELEMETRY="true")
+# Provenance tags for every MLflow run, passed as environment variables:
+# unlike params they are not rerun triggers, so a new commit reruns nothing.
+os.environ.update(HLM_CONFIG_HASH=config_hash(config), HLM_GIT_COMMIT=git_commit(workflow.basedir))
 
 
 def init_tracking_store():
@@ -47,12 +51,6 @@ def init_tracking_store():
     from hlm.tracking import init_store
 
     init_store(EXPERIMENT)
-
-
-def run_tags():
-    from hlm.tracking import config_hash, git_commit
-
-    return {"config_hash": config_hash(config), "git_commit": git_commit(workflow.basedir)}
 
 
 def src(*relative):

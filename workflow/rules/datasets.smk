@@ -11,6 +11,8 @@ rule preprocess:
             "data/vectors.py",
             "data/prepare.py",
             "data/artifacts.py",
+            "data/registry.py",
+            "pipeline.py",
         ),
     output:
         "results/distances/{dataset}.parquet",

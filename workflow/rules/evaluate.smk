@@ -27,7 +27,6 @@ for _method in METHODS:
                 "seed": config["seed"],
             },
             experiment=EXPERIMENT,
-            tags=lambda wildcards: run_tags(),
         log:
             f"logs/evaluate/{{dataset}}/{_method}.log",
         conda:

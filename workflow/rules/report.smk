@@ -4,7 +4,7 @@
 rule error_rate_tables:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/tables.py"),
+        code=src("reporting/tables.py", "pipeline.py"),
     output:
         csv="results/tables/error_rates.csv",
         md=report(
@@ -26,7 +26,7 @@ rule error_rate_tables:
 rule error_rate_figure:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/figures.py", "reporting/tables.py"),
+        code=src("reporting/figures.py", "reporting/tables.py", "pipeline.py"),
     output:
         report(
             "results/figures/error_rates.png",

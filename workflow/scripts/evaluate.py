@@ -5,9 +5,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
 from hlm.jobs import run  # noqa: E402
 from hlm.pipeline import evaluate  # noqa: E402
+from hlm.provenance import run_tags  # noqa: E402
 
 sm = snakemake  # noqa: F821
-tags = {**sm.params.tags, "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}
+tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}
 run(
     lambda: evaluate(
         dataset=sm.wildcards.dataset,

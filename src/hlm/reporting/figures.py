@@ -14,11 +14,14 @@ from hlm.data.artifacts import atomic_path
 from hlm.reporting.tables import summarize
 
 
-def plot_error_rates(long_df: pd.DataFrame, datasets: list, methods: list, path: str | os.PathLike) -> None:
+def plot_error_rates(
+    long_df: pd.DataFrame, datasets: list, methods: list, path: str | os.PathLike, labels: dict | None = None
+) -> None:
     """Grouped bar chart of the mean test error (%) ± sample sd per method and data set.
 
     Data sets on the x axis (given order), one colour per method (legend right of
-    the axes); missing (method, dataset) pairs are marked "NA" on the axis.
+    the axes; methods named by ``labels[method]`` when given); missing
+    (method, dataset) pairs are marked "NA" on the axis.
     """
     summary = summarize(long_df, datasets, methods).set_index(["method", "dataset"])
     n_d, n_m = len(datasets), len(methods)
@@ -35,7 +38,7 @@ def plot_error_rates(long_df: pd.DataFrame, datasets: list, methods: list, path:
         mean = rows["mean"].to_numpy(float)
         sd = np.nan_to_num(rows["sd"].to_numpy(float))
         pos = x - 0.4 + width * (i + 0.5)
-        ax.bar(pos, np.nan_to_num(mean), width * 0.9, yerr=sd, capsize=2, label=method,
+        ax.bar(pos, np.nan_to_num(mean), width * 0.9, yerr=sd, capsize=2, label=(labels or {}).get(method, method),
                color=cmap(i % cmap.N), error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
         for p in pos[np.isnan(mean)]:
             ax.text(p, 0, "NA", ha="center", va="bottom", fontsize=7, rotation=90, color="0.3")

@@ -73,7 +73,8 @@ def error_rate_table(long_df: pd.DataFrame, datasets: list, methods: list) -> pd
     return table
 
 
-def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: int | None) -> str:
+def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: int | None,
+              labels: dict | None = None) -> str:
     cells = summary.set_index(["method", "dataset"])["cell"]
     counts = sorted(set(summary.loc[summary["n_splits"] > 0, "n_splits"]))
     n = "/".join(map(str, counts)) or "0"
@@ -86,7 +87,7 @@ def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: in
         "|---|" + "---:|" * len(datasets),
     ]
     for m in methods:
-        lines.append(f"| {esc(m)} | " + " | ".join(cells[(m, d)] for d in datasets) + " |")
+        lines.append(f"| {esc((labels or {}).get(m, m))} | " + " | ".join(cells[(m, d)] for d in datasets) + " |")
     conv = summary.drop_duplicates("dataset").set_index("dataset")["to_distance"]
     lines += ["", "Distances: " + "; ".join(f"{d}: {conv[d]}" for d in datasets)]
     return "\n".join(lines) + "\n"
@@ -98,6 +99,7 @@ def write_error_rate_tables(
     methods: list,
     csv_path: str | os.PathLike,
     md_path: str | os.PathLike,
+    labels: dict | None = None,
 ) -> pd.DataFrame:
     """Write the error-rate table as tidy CSV and as a Markdown pipe table (both atomic).
 
@@ -108,7 +110,8 @@ def write_error_rate_tables(
 
     Markdown: a one-line caption (number of splits, train/test proportion taken
     from ``n_train``/``n_test`` when present), the pipe table with methods as rows
-    and data sets as columns, and a footer line ``Distances: dataset: conversion; ...``.
+    and data sets as columns (methods shown by ``labels[method]`` when given),
+    and a footer line ``Distances: dataset: conversion; ...``.
     Returns the summary frame written to the CSV.
     """
     summary = summarize(long_df, datasets, methods)
@@ -117,5 +120,5 @@ def write_error_rate_tables(
         frac = (long_df["n_test"] / (long_df["n_train"] + long_df["n_test"])).median()
         test_pct = int(round(100 * frac))
     write_text(summary.to_csv(index=False), csv_path)
-    write_text(_markdown(summary, datasets, methods, test_pct), md_path)
+    write_text(_markdown(summary, datasets, methods, test_pct, labels), md_path)
     return summary
