@@ -162,3 +162,16 @@ def test_concurrent_processes(store):
         assert len(pair_frame(f"{ds}/knn")) == 1 + N
 
 
+
+
+def test_split_warnings_become_tags(store):
+    ev, e, p = make_pair(store, "ds3", "kernel_hlm")
+    ev["warnings"] = [json.dumps(["class(es) c have one training object"]) if k == 2 else "[]" for k in ev.split]
+    write_frame(ev, e, {"dataset": "ds3", "method": "kernel_hlm", "to_distance": "bound_minus"})
+    tracking.log_pair(dataset="ds3", method="kernel_hlm", evaluation_path=e, prediction_path=p,
+                      tags=TAGS, params=PARAMS)
+    runs = pair_frame("ds3/kernel_hlm")
+    children = runs[runs["tags.hlm.role"] == "child"].set_index("tags.hlm.split")
+    assert children.loc["2", "tags.hlm.warnings"] == "class(es) c have one training object"
+    assert children["tags.hlm.warnings"].isna().sum() == N - 1
+    assert runs.loc[runs["tags.hlm.role"] == "parent", "metrics.n_splits_with_warnings"].item() == 1

@@ -184,6 +184,12 @@ def pair_runs(pair: str, experiment: str = "hlm") -> list[str]:
             return ids
 
 
+def _warnings(row) -> list[str]:
+    """Warnings the fit raised on one split (the evaluation's ``warnings`` JSON column)."""
+    raw = getattr(row, "warnings", None)
+    return json.loads(raw) if isinstance(raw, str) and raw else []
+
+
 def log_pair(
     *,
     dataset: str,
@@ -199,11 +205,12 @@ def log_pair(
     Parent: params ``dataset``, ``method``, ``to_distance`` (from the evaluation
     metadata) plus ``params``; metrics ``error_rate_mean``, ``error_rate_sd``
     (ddof=1), ``fit_seconds_mean``, ``predict_seconds_mean``, ``n_splits``; tags
-    ``tags`` plus ``hlm.pair``; the two Parquet files as artifacts
+    ``tags`` plus ``hlm.pair``; metric ``n_splits_with_warnings``; the two Parquet files as artifacts
     (``evaluation/``, ``predictions/``). Children (``{pair}/split-{k:02d}``):
     params = the split's CV choice plus ``split``; metrics ``error_rate``,
     ``fit_seconds``, ``predict_seconds``, ``n_train``, ``n_test``; tags ``tags``
-    plus ``hlm.pair``, ``hlm.split`` and the parent link.
+    plus ``hlm.pair``, ``hlm.split``, the parent link and ``hlm.warnings`` (the
+    split's fit warnings, e.g. singleton classes or zero distances) when any.
 
     The new runs are created first and marked FINISHED last; only then are the
     pair's older active runs soft-deleted. A killed job thus never removes the
@@ -228,6 +235,7 @@ def log_pair(
             "fit_seconds_mean": evaluation["fit_seconds"].mean(),
             "predict_seconds_mean": evaluation["predict_seconds"].mean(),
             "n_splits": len(evaluation),
+            "n_splits_with_warnings": int(sum(bool(_warnings(r)) for r in evaluation.itertuples())),
         },
         artifacts=[("evaluation", evaluation_path), ("predictions", prediction_path)],
     )
@@ -237,7 +245,8 @@ def log_pair(
         cv = json.loads(row.params) if isinstance(row.params, str) and row.params else {}
         children.append(_run(
             client, exp_id, f"{pair}/split-{k:02d}",
-            tags={**base_tags, "hlm.role": "child", "hlm.split": str(k), PARENT_TAG: parent_id},
+            tags={**base_tags, "hlm.role": "child", "hlm.split": str(k), PARENT_TAG: parent_id,
+                  **({"hlm.warnings": "; ".join(_warnings(row))[:5000]} if _warnings(row) else {})},
             params={**cv, "split": k},
             metrics={c: getattr(row, c) for c in
                      ("error_rate", "fit_seconds", "predict_seconds", "n_train", "n_test")},
