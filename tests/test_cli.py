@@ -71,3 +71,11 @@ def test_bad_input_is_one_line(registry, name, problem):
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("hlm: error:") and name in lines[0] and problem in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_check_ignores_broken_unrelated_entries(registry):
+    text = (registry / "registry.yaml").read_text()
+    (registry / "registry.yaml").write_text(text + "broken:\n  path: x\n  format: xls\n  kind: distance\n")
+    assert run(registry, "ok").returncode == 0
+    proc = run(registry, "broken")
+    assert proc.returncode == 2 and "field 'format'" in proc.stderr

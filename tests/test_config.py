@@ -51,3 +51,28 @@ def test_bad_config_is_one_line_error(changes, message):
 def test_default_config_lists_every_registry_dataset():
     registry = yaml.safe_load((ROOT / "config/datasets.yaml").read_text())
     assert set(_config()["datasets"]) == set(registry) == DATASETS
+
+
+@pytest.mark.parametrize(
+    "method,params,message",
+    [
+        ("knn", {"grid": {"k": [1, 3]}}, "field 'method_params.knn.grid': Invalid parameter 'k'"),
+        ("knn", {"grid": {"n_neighbors": [0, 1]}}, "field 'method_params.knn.grid': The 'n_neighbors' parameter"),
+        ("knn", {"fixed": {"bogus": 1}}, "field 'method_params.knn.fixed'"),
+        ("kernel_hlm", {"fixed": {"shape": -1.0}}, "field 'method_params.kernel_hlm.fixed': The 'shape' parameter"),
+    ],
+)
+def test_bad_method_params_are_one_line_errors(method, params, message):
+    from hlm.methods import check_method_params
+
+    with pytest.raises(ConfigError) as info:
+        check_method_params(method, params)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_default_method_params_are_valid():
+    from hlm.methods import check_method_params
+
+    config = _config()
+    assert len(check_method_params("knn", config["method_params"]["knn"])) == 8
+    assert check_method_params("kernel_hlm", config["method_params"]["kernel_hlm"]) == [{}]

@@ -100,3 +100,23 @@ def test_evaluate_method_outputs(method):
         np.testing.assert_allclose(pred[["proba_a", "proba_b"]].sum(axis=1), 1.0)
     again = evaluate_method(art, splits, method, dataset="toy", seed=0, n_folds=5)
     pd.testing.assert_frame_equal(again.predictions, pred)
+
+
+def test_unsplittable_data_is_a_clear_error():
+    from hlm.errors import DataError
+
+    with pytest.raises(DataError, match="dataset 'tiny': 3 objects cannot be split"):
+        make_splits(3, dataset="tiny", n_splits=2, test_fraction=0.9, seed=0)
+
+
+def test_fit_errors_name_dataset_method_and_split():
+    from hlm.errors import DataError
+
+    # every same-class neighbour is a duplicate: Kernel HLM has no positive u
+    D = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0]], dtype=float)
+    D = np.kron(D, np.ones((3, 3)))  # 12 objects in 4 groups of identical objects
+    y = np.repeat(["a", "b"], 6)
+    art = DistanceArtifact(np.arange(12).astype(str), y, D, {})
+    splits = make_splits(12, dataset="dup", n_splits=1, test_fraction=0.25, seed=0)
+    with pytest.raises(DataError, match=r"dataset 'dup', method 'kernel_hlm', split 0: .*no positive"):
+        evaluate_method(art, splits, "kernel_hlm", dataset="dup", seed=0, n_folds=3)

@@ -91,6 +91,17 @@ def test_rounding_and_shrinkage():
     np.testing.assert_allclose(fit.scale, expected)
 
 
+def test_rounding_changes_the_scoring_shape_not_the_scales():
+    rng = np.random.default_rng(9)
+    u = rng.gamma(1.3, 2.0, size=1000)
+    comp = rng.integers(0, 2, size=1000)
+    stats = ComponentStats.from_samples(u, comp, 2)
+    raw, rounded = fit_gamma(stats, rounding=False), fit_gamma(stats)
+    assert rounded.shape == round_shape(raw.shape_mle) and rounded.shape_mle == raw.shape_mle
+    np.testing.assert_allclose(rounded.scale, stats.mean_u / raw.shape_mle)
+    np.testing.assert_allclose(rounded.scale, raw.scale)
+
+
 def test_equal_u_warns_and_caps():
     stats = ComponentStats.from_samples(np.full(10, 2.0), np.zeros(10, int), 1)
     with pytest.warns(RuntimeWarning, match="unbounded"):

@@ -95,14 +95,17 @@ def test_kernel_hlm_estimates_gamma_from_nearest_same_class_neighbour():
     rng = np.random.default_rng(2)
     X, y = _blobs(rng, n_per=40, p=2)
     D = cdist(X, X)
+    # u_i by brute force: squared distance to the closest *other* member of i's class
+    u = np.array([min(np.sum((X[i] - X[j]) ** 2) for j in range(len(X)) if j != i and y[j] == y[i])
+                  for i in range(len(X))])
+    np.testing.assert_allclose(nearest_same_class_sq_distance(D, np.unique(y, return_inverse=True)[1]), u)
     model = KernelHLM(round_shape=False).fit(D, y)
-    u = nearest_same_class_sq_distance(D, np.unique(y, return_inverse=True)[1])
     a, _, scale = st.gamma.fit(u, floc=0)
     assert model.shape_mle_ == pytest.approx(a, rel=1e-7)
     assert model.scale_ == pytest.approx(scale, rel=1e-7)
     rounded = KernelHLM().fit(D, y)
-    assert rounded.shape_ == max(np.floor(2 * a + 0.5) / 2, 0.5)
-    assert rounded.scale_ == pytest.approx(u.mean() / rounded.shape_)
+    assert rounded.shape_ == max(np.floor(2 * a + 0.5) / 2, 0.5)  # s* scores ...
+    assert rounded.scale_ == pytest.approx(u.mean() / a, rel=1e-7)  # ... b = ubar / s-hat (eq. 3)
 
 
 def test_kernel_hlm_zero_distances_are_left_out_with_warning():

@@ -44,9 +44,12 @@ def test_order_follows_arguments():
 
 
 def test_write_tables(tmp_path):
-    csv, md = tmp_path / "t.csv", tmp_path / "t.md"
-    write_error_rate_tables(_long(), DATASETS, METHODS, csv, md)
-    df = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    csv, md, tidy = tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "tidy.csv"
+    write_error_rate_tables(_long(), DATASETS, METHODS, csv, md, summary_path=tidy)
+    wide = pd.read_csv(csv, keep_default_na=False)
+    assert list(wide.columns) == ["method", "ds1", "ds2"]
+    assert wide.values.tolist() == [["a", "20.00 (10.00)", "7.50 (2.50)"], ["b", "2.00 (1.00)", "NA"]]
+    df = pd.read_csv(tidy, keep_default_na=False, na_values=[""])
     assert list(df.columns) == ["method", "dataset", "to_distance", "n_splits", "mean", "sd", "cell"]
     assert list(zip(df.method, df.dataset)) == [("a", "ds1"), ("a", "ds2"), ("b", "ds1"), ("b", "ds2")]
     row = df.iloc[0]

@@ -103,6 +103,13 @@ def test_end_to_end_outputs(tiny_run):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_jobs_run_the_checkouts_own_code(tiny_run):
+    project, _ = tiny_run
+    for log in ("logs/preprocess/aural_sonar.log", "logs/evaluate/sonar/knn.log"):
+        text = (project / log).read_text()
+        assert f"hlm library: {(project / 'src/hlm').resolve()}" in text, text[:500]
+
+
 def _runs(project):
     import mlflow
 
@@ -134,8 +141,19 @@ def test_second_run_has_nothing_to_do(tiny_run):
     assert "Nothing to be done" in proc.stdout + proc.stderr
     # a config change that touches no job's work (new config hash, same registry
     # entries) reruns nothing: provenance tags are environment variables, not params
-    shutil.copy(project / "config/datasets.yaml", project / "config/copy.yaml")
+    registry = (project / "config/datasets.yaml").read_text()
+    # editing a free-text field of an entry reruns nothing
+    (project / "config/copy.yaml").write_text(
+        registry.replace("Aural Sonar (Philips, Pitton and Atlas 2006)", "Aural Sonar, edited description"))
     proc = snakemake(project, "--config", *TINY, "registry=config/copy.yaml")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_moved_project_has_nothing_to_do(tiny_run, tmp_path):
+    project, _ = tiny_run
+    moved = tmp_path / "moved"
+    shutil.copytree(project, moved, symlinks=True)
+    proc = snakemake(moved, "--config", *TINY, "--dry-run")
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 

@@ -22,7 +22,7 @@ def _check(args) -> None:
     from hlm.data.prepare import prepare_dataset
     from hlm.data.registry import get_spec, load_registry
 
-    spec = get_spec(load_registry(args.registry), args.dataset)
+    spec = get_spec(load_registry(args.registry, names=[args.dataset]), args.dataset)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         artifact = prepare_dataset(spec, args.root)

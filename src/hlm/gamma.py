@@ -117,16 +117,18 @@ class GammaFit:
     """Result of the HLM Gamma fit: estimated shape, shape used, and scales."""
 
     shape_mle: float  # s-hat of eq. 3/4
-    shape: float  # the shape used (rounded s* unless rounding is off)
-    scale: np.ndarray  # b_j per component (NaN for components without data)
+    shape: float  # the shape used to score (rounded s* unless rounding is off)
+    scale: np.ndarray  # b_j = ubar_j / s-hat per component (NaN for components without data)
 
 
 def fit_gamma(stats: ComponentStats, *, shrinkage: bool = False, rounding: bool = True) -> GammaFit:
     """Common-shape Gamma MLE from component statistics (eq. 3, or eq. 4 if weighted).
 
+    The scales are b_j = ubar_j / s-hat with the unrounded MLE s-hat, as in eq. 3;
+    ``rounding`` then adjusts the shape used to score to s* (section 2.1: "we
+    adjust the estimation s-hat above to s*"), leaving b_j as estimated.
     ``shrinkage`` applies section 2.1's b_j = lam ubar_j/s + (1 - lam) ubar/s with
-    lam = |I_j| / (|I_j| + 1) (|I_j| taken as ``stats.weight``). Scales use the
-    rounded shape s* when ``rounding`` is on (the shape that is used to score).
+    lam = |I_j| / (|I_j| + 1) (|I_j| taken as ``stats.weight``).
     """
     c = shape_statistic(stats)
     if c <= 0.5 / MAX_SHAPE:
@@ -144,7 +146,7 @@ def fit_gamma(stats: ComponentStats, *, shrinkage: bool = False, rounding: bool 
         grand = stats.sum_u[used].sum() / stats.weight[used].sum()
         lam = stats.weight / (stats.weight + 1.0)
         mean_j = lam * mean_j + (1.0 - lam) * grand
-    return GammaFit(shape_mle=s_hat, shape=s, scale=mean_j / s)
+    return GammaFit(shape_mle=s_hat, shape=s, scale=mean_j / s_hat)
 
 
 def log_pseudo_density(sq_dist, shape: float, scale) -> np.ndarray:

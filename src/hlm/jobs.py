@@ -8,6 +8,7 @@ An ``HLMError`` (bad data, bad config) ends the job with one line,
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 import sys
 import warnings
 from collections.abc import Callable
@@ -31,6 +32,9 @@ def setup_logging(log_file: str | None) -> logging.Logger:
 def run(job: Callable[[], None], log_file: str | None = None) -> None:
     """Run ``job``; turn an HLMError into a one-line message and exit status 1."""
     log = setup_logging(log_file)
+    import hlm
+
+    log.info("hlm library: %s", Path(hlm.__file__).parent)
     try:
         job()
     except HLMError as exc:

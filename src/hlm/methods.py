@@ -68,6 +68,32 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 
+def check_method_params(method_id: str, method_params: dict) -> list[dict]:
+    """The CV grid of a method, every point checked against the estimator's parameters.
+
+    Unknown parameter names and invalid values become a one-line ConfigError
+    naming the config field (e.g. ``method_params.knn.grid``).
+    """
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from hlm.errors import ConfigError
+
+    spec = METHODS[method_id]
+    where = f"config: field 'method_params.{method_id}"
+    try:
+        estimator = spec.make(method_params.get("fixed"))
+        estimator._validate_params()
+    except (TypeError, ValueError, InvalidParameterError) as exc:
+        raise ConfigError(f"{where}.fixed': {str(exc).splitlines()[0]}") from None
+    grid = spec.grid(method_params.get("grid"))
+    for point in grid:
+        try:
+            estimator.set_params(**point)._validate_params()
+        except (ValueError, InvalidParameterError) as exc:
+            raise ConfigError(f"{where}.grid': {str(exc).splitlines()[0]}") from None
+    return grid
+
+
 def method_sources(method_id: str) -> list[str]:
     """All source files (relative to src/hlm) a method's jobs depend on."""
     return sorted(set(COMMON_SOURCES) | set(METHODS[method_id].sources))

@@ -96,12 +96,14 @@ def evaluate(
     log.info("MLflow: parent run %s (experiment %s)", run_id, experiment)
 
 
-def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], csv_out: str, md_out: str) -> None:
-    """``results/tables/error_rates.{csv,md}`` from the evaluation Parquet files (paper Table 2 layout)."""
+def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], csv_out: str, md_out: str,
+           summary_out: str, test_fraction: float) -> None:
+    """``results/tables/error_rates.{csv,md}`` (paper Table 2 layout) and the tidy summary CSV."""
     from hlm.reporting.tables import load_evaluations, write_error_rate_tables
 
     labels = {m: METHODS[m].label for m in methods}
-    write_error_rate_tables(load_evaluations(evaluations), datasets, methods, csv_out, md_out, labels=labels)
+    write_error_rate_tables(load_evaluations(evaluations), datasets, methods, csv_out, md_out, labels=labels,
+                            summary_path=summary_out, test_fraction=test_fraction)
     log.info("tables written: %s, %s", csv_out, md_out)
 
 

@@ -54,14 +54,20 @@ def init_tracking_store():
 
 
 def src(*relative):
-    """Paths of library source files, declared as rule inputs so edits rerun the rule."""
-    return [str(SRC / "hlm" / r) for r in relative]
+    """Library source files, declared as rule inputs so that editing one reruns the rule.
+
+    Relative to the working directory, so a moved project does not rerun everything.
+    """
+    return [os.path.relpath(SRC / "hlm" / r) for r in relative]
+
+
+# Free-text registry fields: editing them must not rerun anything.
+_DESCRIPTIVE = ("name", "description", "provenance", "licence")
 
 
 def dataset_entry(wildcards):
     entry = asdict(REGISTRY[wildcards.dataset])
-    entry.pop("name")
-    return {k: v for k, v in entry.items() if v not in (None, "")}
+    return {k: v for k, v in entry.items() if v not in (None, "") and k not in _DESCRIPTIVE}
 
 
 def dataset_raw_files(wildcards):

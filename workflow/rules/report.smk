@@ -7,6 +7,7 @@ rule error_rate_tables:
         code=src("reporting/tables.py", "pipeline.py"),
     output:
         csv="results/tables/error_rates.csv",
+        summary="results/tables/error_rates_summary.csv",
         md=report(
             "results/tables/error_rates.md",
             caption="../report/error_rates_table.rst",
@@ -15,6 +16,7 @@ rule error_rate_tables:
     params:
         datasets=DATASETS,
         methods=RUN_METHODS,
+        test_fraction=config["test_fraction"],
     log:
         "logs/report/error_rate_tables.log",
     conda:

@@ -2,9 +2,13 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from hlm.jobs import run  # noqa: E402
 from hlm.pipeline import tables  # noqa: E402
 
 sm = snakemake  # noqa: F821
-run(lambda: tables(list(sm.input.evaluations), csv_out=sm.output.csv, md_out=sm.output.md, **sm.params), sm.log[0])
+run(
+    lambda: tables(list(sm.input.evaluations), csv_out=sm.output.csv, md_out=sm.output.md,
+                   summary_out=sm.output.summary, **sm.params),
+    sm.log[0],
+)

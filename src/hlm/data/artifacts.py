@@ -95,10 +95,16 @@ class DistanceArtifact:
 
     @property
     def conversion(self) -> str:
-        """How the distances were obtained: 'bound_minus', 'euclidean', 'identity+symmetrized', ..."""
+        """How the distances were obtained: 'bound_minus', 'euclidean', 'identity+symmetrized', ...
+
+        'vdm (uses all labels)' flags distances computed from every object's
+        class label, test objects included (see data/README.md).
+        """
         m = self.metadata
         label = m.get("to_distance") or m.get("distance") or "unknown"
-        return f"{label}+symmetrized" if m.get("symmetrized") else label
+        if m.get("symmetrized"):
+            label += "+symmetrized"
+        return f"{label} (uses all labels)" if m.get("uses_labels") else label
 
 
 DISTANCE_SCHEMA = pa.schema(

@@ -141,8 +141,12 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
     return DatasetSpec(name=str(name), **values)
 
 
-def load_registry(path: str | Path) -> dict[str, DatasetSpec]:
-    """Read and validate a registry file; returns ``{name: DatasetSpec}`` in file order."""
+def load_registry(path: str | Path, names: list[str] | None = None) -> dict[str, DatasetSpec]:
+    """Read and validate a registry file; returns ``{name: DatasetSpec}`` in file order.
+
+    With ``names``, only those entries are validated and returned (an unknown
+    name is a ConfigError listing the known ones).
+    """
     source = str(path)
     try:
         text = Path(path).read_text()
@@ -163,6 +167,12 @@ def load_registry(path: str | Path) -> dict[str, DatasetSpec]:
         raise ConfigError(
             f"{source}: expected a mapping of data set names to entries (got {type(raw).__name__})"
         )
+    if names is not None:
+        missing = [n for n in names if n not in raw]
+        if missing:
+            known = ", ".join(sorted(map(str, raw)))
+            raise ConfigError(f"{source}: unknown data set '{missing[0]}'; known data sets: {known}")
+        raw = {n: raw[n] for n in names}
     return {str(name): validate_entry(name, entry, source) for name, entry in raw.items()}
 
 

@@ -8,6 +8,7 @@ covers parameter selection plus the final fit (the paper's "training");
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import warnings
@@ -21,7 +22,8 @@ from hlm.data.artifacts import DistanceArtifact
 from hlm.evaluation.cv import make_folds, select_params
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
-from hlm.methods import METHODS
+from hlm.errors import HLMError
+from hlm.methods import METHODS, check_method_params
 
 
 @dataclass
@@ -47,14 +49,14 @@ def evaluate_method(
     if method.input != "distance":
         raise NotImplementedError(f"method {method_id!r} needs input {method.input!r}")
     D, labels = artifact.distances, artifact.labels
+    grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params})
     estimator = method.make(fixed_params)
-    grid = method.grid(grid_config)
     rows, preds = [], []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
         train, test = split_indices(splits, int(split))
         D_tt, D_te = D[np.ix_(train, train)], D[np.ix_(test, train)]
         y_train, y_test = labels[train], labels[test]
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _context(dataset, method_id, int(split)):
             warnings.simplefilter("always")
             t0 = time.perf_counter()
             folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, int(split), "cv"))
@@ -91,6 +93,15 @@ def evaluate_method(
                 pred[f"proba_{cls}"] = proba[:, k]
         preds.append(pred)
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
+
+
+@contextlib.contextmanager
+def _context(dataset: str, method_id: str, split: int):
+    """Prefix a user-facing error raised while fitting with where it happened."""
+    try:
+        yield
+    except HLMError as exc:
+        raise type(exc)(f"dataset '{dataset}', method '{method_id}', split {split}: {exc}") from None
 
 
 def _fitted_summary(model) -> dict:

@@ -13,16 +13,20 @@ import math
 import numpy as np
 import pandas as pd
 
+from hlm.errors import ConfigError, DataError
 from hlm.evaluation.seeds import derive_seed
 
 
 def make_splits(n: int, *, dataset: str, n_splits: int, test_fraction: float, seed: int) -> pd.DataFrame:
     """Long table with columns ``split``, ``index``, ``role`` ('train'/'test')."""
     if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        raise ConfigError(f"config: field 'test_fraction' must be in (0, 1) (got {test_fraction})")
     n_test = math.ceil(test_fraction * n)
     if not 0 < n_test < n:
-        raise ValueError(f"{n} objects cannot be split with test_fraction {test_fraction}")
+        raise DataError(
+            f"dataset '{dataset}': {n} objects cannot be split into train and test parts "
+            f"with test_fraction {test_fraction} ({n_test} test objects)"
+        )
     frames = []
     for split in range(n_splits):
         perm = np.random.default_rng(derive_seed(seed, dataset, split)).permutation(n)

@@ -2,7 +2,8 @@
 
 Each training object z_i gets u_i = D^2(z_i, nearest other object of its class).
 One common Gamma(s, b) is fitted to all u_i (log s - psi(s) = log(ubar/utilde),
-b = ubar/s), s is rounded to s* (section 2.1) and b is the MLE given s*. A class
+b = ubar/s), then s is rounded to s* (section 2.1) for scoring. As s and b are
+common to all classes, the posteriors depend on b alone. A class
 k scores z by log pi_k + log sum_i (1/n_k) phi~(z; z_i) with the pseudo-density
 of eq. 1, and posteriors follow eq. 6, all in the log domain.
 """
@@ -16,6 +17,10 @@ from scipy.special import logsumexp
 
 from hlm.errors import DataError
 from hlm.gamma import ComponentStats, fit_gamma, log_pseudo_density
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from hlm.models._base import PrecomputedClassifier
 
 
@@ -38,12 +43,19 @@ class KernelHLM(PrecomputedClassifier):
     n_zero_u_ : how many nearest-neighbour distances were zero and left out.
     """
 
+    _parameter_constraints = {
+        "shape": [Interval(Real, 0, None, closed="neither"), None],
+        "scale": [Interval(Real, 0, None, closed="neither"), None],
+        "round_shape": ["boolean"],
+    }
+
     def __init__(self, shape: float | None = None, scale: float | None = None, round_shape: bool = True):
         self.shape = shape
         self.scale = scale
         self.round_shape = round_shape
 
     def fit(self, D, y):
+        self._validate_params()
         D, y_idx = self._check_fit_input(D, y)
         self._y_idx = y_idx
         u = nearest_same_class_sq_distance(D, y_idx)
@@ -82,10 +94,11 @@ class KernelHLM(PrecomputedClassifier):
         stats = ComponentStats.from_samples(u_pos, np.zeros(u_pos.size, dtype=np.intp), 1)
         if self.shape is None:
             fit = fit_gamma(stats, rounding=self.round_shape)
-            self.shape_mle_, self.shape_ = fit.shape_mle, fit.shape
-        else:
+            self.shape_mle_, self.shape_, scale = fit.shape_mle, fit.shape, float(fit.scale[0])
+        else:  # fixed shape: b is the MLE given s
             self.shape_mle_, self.shape_ = np.nan, float(self.shape)
-        self.scale_ = float(self.scale) if self.scale is not None else float(stats.mean_u[0] / self.shape_)
+            scale = float(stats.mean_u[0] / self.shape_)
+        self.scale_ = float(self.scale) if self.scale is not None else scale
 
     def predict_log_scores(self, D) -> np.ndarray:
         """log pi_k + log phi(z | M_k) for every row of ``D_test_train`` and class k (eq. 6 numerator)."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval
+
 from hlm.models._base import PrecomputedClassifier
 
 
@@ -21,13 +25,14 @@ class KNNClassifier(PrecomputedClassifier):
         k; capped at the number of fitted objects.
     """
 
+    _parameter_constraints = {"n_neighbors": [Interval(Integral, 1, None, closed="left")]}
+
     def __init__(self, n_neighbors: int = 1):
         self.n_neighbors = n_neighbors
 
     def fit(self, D, y):
+        self._validate_params()
         D, self._y_idx = self._check_fit_input(D, y)
-        if int(self.n_neighbors) < 1:
-            raise ValueError(f"n_neighbors must be >= 1, got {self.n_neighbors}")
         return self
 
     def _neighbours(self, D) -> np.ndarray:

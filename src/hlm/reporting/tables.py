@@ -100,25 +100,31 @@ def write_error_rate_tables(
     csv_path: str | os.PathLike,
     md_path: str | os.PathLike,
     labels: dict | None = None,
+    summary_path: str | os.PathLike | None = None,
+    test_fraction: float | None = None,
 ) -> pd.DataFrame:
-    """Write the error-rate table as tidy CSV and as a Markdown pipe table (both atomic).
+    """Write the error-rate table (paper Table 2 layout) as CSV and Markdown, atomically.
 
-    CSV layout (tidy, one row per (method, dataset), methods outer, both in the
-    given orders, missing pairs included): ``method, dataset, to_distance,
-    n_splits, mean, sd, cell``; ``mean``/``sd`` are in percent (sd with ddof=1),
-    empty when unavailable; ``cell`` is the formatted "mean (sd)" or "NA".
+    CSV: methods as rows (column ``method``, the method id), data sets as
+    columns, cells "mean (sd)" in percent (sd with ddof=1) or "NA".
+    ``summary_path`` (optional): the tidy numbers, one row per (method, dataset):
+    ``method, dataset, to_distance, n_splits, mean, sd, cell``.
 
-    Markdown: a one-line caption (number of splits, train/test proportion taken
-    from ``n_train``/``n_test`` when present), the pipe table with methods as rows
-    and data sets as columns (methods shown by ``labels[method]`` when given),
-    and a footer line ``Distances: dataset: conversion; ...``.
-    Returns the summary frame written to the CSV.
+    Markdown: a one-line caption (number of splits; the train/test proportion
+    from ``test_fraction``, else from the median ``n_test``/(``n_train``+``n_test``)),
+    the pipe table (methods shown by ``labels[method]`` when given), and a footer
+    line ``Distances: dataset: conversion; ...``. Returns the tidy summary.
     """
     summary = summarize(long_df, datasets, methods)
-    test_pct = None
-    if {"n_train", "n_test"} <= set(long_df.columns) and len(long_df):
+    if test_fraction is not None:
+        test_pct = int(round(100 * test_fraction))
+    elif {"n_train", "n_test"} <= set(long_df.columns) and len(long_df):
         frac = (long_df["n_test"] / (long_df["n_train"] + long_df["n_test"])).median()
         test_pct = int(round(100 * frac))
-    write_text(summary.to_csv(index=False), csv_path)
+    else:
+        test_pct = None
+    write_text(error_rate_table(long_df, datasets, methods).reset_index().to_csv(index=False), csv_path)
+    if summary_path is not None:
+        write_text(summary.to_csv(index=False), summary_path)
     write_text(_markdown(summary, datasets, methods, test_pct, labels), md_path)
     return summary
