@@ -14,6 +14,7 @@ from importlib import import_module
 COMMON_SOURCES = (
     "pipeline.py",
     "data/artifacts.py",
+    "data/validation.py",
     "methods.py",
     "models/_base.py",
     "evaluation/cv.py",

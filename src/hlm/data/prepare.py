@@ -17,7 +17,7 @@ from hlm.data import readers
 from hlm.data.artifacts import DistanceArtifact
 from hlm.data.conversions import similarity_to_distance, symmetrize
 from hlm.data.registry import DatasetSpec
-from hlm.data.validation import align_labels, check_ids, check_labels, check_matrix
+from hlm.data.validation import align_labels, check_ids, check_labels, check_matrix, nonfinite
 from hlm.data.vectors import euclidean, value_difference_metric
 from hlm.errors import DataError
 
@@ -98,12 +98,11 @@ def _vectors(frame: pd.DataFrame, w: str) -> np.ndarray:
     if bad:
         raise DataError(f"{w}: kind vectors needs numeric columns; non-numeric: {', '.join(bad[:5])}")
     X = frame.to_numpy(dtype=np.float64)
-    miss = ~np.isfinite(X)
-    if miss.any():
-        i, j = np.argwhere(miss)[0]
+    miss = nonfinite(X)
+    if miss:
+        count, i, j = miss
         raise DataError(
-            f"{w}: {int(miss.sum())} missing/non-finite feature values "
-            f"(first at row {i + 1}, column '{frame.columns[j]}')"
+            f"{w}: {count} missing/non-finite feature values (first at row {i + 1}, column '{frame.columns[j]}')"
         )
     return X
 

@@ -136,6 +136,16 @@ def read_rda(path, *, object: str | None = None, where: str | None = None) -> pd
     return frame
 
 
+def _read_csv(p: Path, w: str, what: str = "CSV", **kwargs) -> pd.DataFrame:
+    """pandas.read_csv with every failure turned into a one-line DataError."""
+    try:
+        return pd.read_csv(p, skipinitialspace=True, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{w}: {'labels file' if what != 'CSV' else 'file'} is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
+        raise DataError(f"{w}: cannot parse {what} ({_oneline(exc)})") from None
+
+
 def _numeric_cells(frame: pd.DataFrame, w: str, row0: int = 0, col0: int = 0) -> np.ndarray:
     """Parse a frame of strings as float64, naming the first bad cell."""
     values = frame.to_numpy(dtype=object)
@@ -165,12 +175,7 @@ def read_csv_matrix(path, *, where: str | None = None):
     """
     w = _where(path, where)
     p = _exists(path, where)
-    try:
-        raw = pd.read_csv(p, header=None, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{w}: file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
-        raise DataError(f"{w}: cannot parse CSV ({_oneline(exc)})") from None
+    raw = _read_csv(p, w, header=None, dtype=str, keep_default_na=False)
     first = raw.iloc[0].tolist()
     if all(_is_number(x) for x in first):
         return _numeric_cells(raw, w), None
@@ -247,12 +252,7 @@ def read_table(path, *, where: str | None = None) -> pd.DataFrame:
     p = _exists(path, where)
     if p.suffix.lower() in (".parquet", ".pq"):
         return _read_parquet(p, w).to_pandas()
-    try:
-        return pd.read_csv(p, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{w}: file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
-        raise DataError(f"{w}: cannot parse CSV ({_oneline(exc)})") from None
+    return _read_csv(p, w)
 
 
 def read_labels_file(path, *, where: str | None = None):
@@ -275,12 +275,7 @@ def read_labels_file(path, *, where: str | None = None):
         col = frame["label"] if "label" in frame.columns else frame.iloc[:, 0]
         ids = frame["id"].to_numpy(dtype=object) if "id" in frame.columns else None
         return labels_to_str(col.to_numpy(dtype=object)), ids
-    try:
-        raw = pd.read_csv(p, header=None, dtype=str, skip_blank_lines=False, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{w}: labels file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
-        raise DataError(f"{w}: cannot parse labels file ({_oneline(exc)})") from None
+    raw = _read_csv(p, w, "labels file", header=None, dtype=str, skip_blank_lines=False)
     while len(raw) and raw.iloc[-1].isna().all():  # trailing blank lines
         raw = raw.iloc[:-1]
     head = [str(x).strip().lower() for x in raw.iloc[0].tolist()] if len(raw) else []

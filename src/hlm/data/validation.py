@@ -43,6 +43,15 @@ def _few(items, k: int = 3) -> str:
     return ", ".join(shown) + more
 
 
+def nonfinite(M: np.ndarray) -> tuple[int, int, int] | None:
+    """(count, row, column) of the NaN/inf entries of a 2-D array (first one, 0-based), or None."""
+    bad = ~np.isfinite(M)
+    if not bad.any():
+        return None
+    i, j = np.argwhere(bad)[0]
+    return int(bad.sum()), int(i), int(j)
+
+
 def check_matrix(M, *, name: str | None = None, path: str | None = None, kind: str = "distance") -> np.ndarray:
     """Validate a square similarity/distance matrix; return it as float64.
 
@@ -62,12 +71,11 @@ def check_matrix(M, *, name: str | None = None, path: str | None = None, kind: s
         raise DataError(f"{where}: matrix is not square ({M.shape[0]} x {M.shape[1]})")
     if M.shape[0] == 0:
         raise DataError(f"{where}: matrix is empty")
-    bad = ~np.isfinite(M)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
+    bad = nonfinite(M)
+    if bad:
+        count, i, j = bad
         raise DataError(
-            f"{where}: {kind} matrix has {int(bad.sum())} NaN/inf entries "
-            f"(first at row {i + 1}, column {j + 1})"
+            f"{where}: {kind} matrix has {count} NaN/inf entries (first at row {i + 1}, column {j + 1})"
         )
     if kind == "distance":
         neg = M < 0
@@ -122,7 +130,9 @@ def check_labels(
     where = where_of(name, path)
     labels = np.asarray(list(labels), dtype=object).ravel()
     if len(labels) != n:
-        raise DataError(f"{where}: {len(labels)} labels for {n} objects")
+        hint = (" (is the first line a header? only 'label' or 'id,label' are recognised)"
+                if len(labels) == n + 1 else "")
+        raise DataError(f"{where}: {len(labels)} labels for {n} objects{hint}")
     missing = [i for i, x in enumerate(labels) if _is_missing(x)]
     if missing:
         who = [ids[i] for i in missing] if ids is not None else [i + 1 for i in missing]

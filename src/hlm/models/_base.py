@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from hlm.data.validation import nonfinite
 from hlm.errors import DataError
 
 
@@ -57,10 +58,9 @@ def _as_distance_matrix(D, what: str) -> np.ndarray:
         raise DataError(f"{what}: not a numeric matrix ({exc})") from None
     if D.ndim != 2:
         raise DataError(f"{what}: expected a 2-D matrix, got {D.ndim}-D")
-    bad = ~np.isfinite(D)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise DataError(f"{what}: {int(bad.sum())} NaN/inf entries, first at [{i}, {j}]")
+    bad = nonfinite(D)
+    if bad:
+        raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
     if (D < 0).any():
         raise DataError(f"{what}: {int((D < 0).sum())} negative distances (min {D.min():g})")
     return D
