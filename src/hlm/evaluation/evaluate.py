@@ -108,8 +108,9 @@ def _fitted_summary(model) -> dict:
     """Estimated quantities worth recording with the CV choice (e.g. Kernel HLM's s, b)."""
     out = {}
     for name in ("shape_", "scale_", "shape_mle_"):
-        if hasattr(model, name):
-            out[name.rstrip("_")] = getattr(model, name)
+        value = getattr(model, name, None)
+        if value is not None and np.isfinite(value):  # shape_mle_ is NaN when the shape is fixed
+            out[name.rstrip("_")] = float(value)
     return out
 
 
