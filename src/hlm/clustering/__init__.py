@@ -1,0 +1,42 @@
+"""Distance-based clustering for Mixture HLM (paper section 2.2; dissertation section 3.4).
+
+Convention: row = point, column = prototype -- point ``i`` assigned to
+prototype ``m`` costs ``R[i, m]``; with ``weights``, ``R = diag(weights) @ D``
+(paper section 4.2, incremental learning), which is asymmetric in general.
+
+Methods: ``"vsh"`` (vertex substitution heuristic, best of ``n_init`` random
+starts), ``"gknn"`` (generalized k-means, k-center initialization), ``"ward"``
+(agglomerative, Ward's linkage on the symmetrized distances).
+"""
+
+from __future__ import annotations
+
+from hlm.clustering.kmedoids import _generalized_kmeans, generalized_kmeans
+from hlm.clustering.result import Clustering, check_k, check_matrix
+from hlm.clustering.vsh import _vsh, vsh
+from hlm.clustering.ward import _ward, ward
+
+__all__ = ["Clustering", "cluster", "vsh", "generalized_kmeans", "ward", "METHODS"]
+
+METHODS = ("vsh", "gknn", "ward")
+
+
+def cluster(D, k: int, method: str = "vsh", *, seed: int = 0, n_init: int = 20, weights=None) -> Clustering:
+    """Cluster the points of distance matrix ``D`` into ``k`` clusters.
+
+    ``1 <= k <= n`` (ValueError otherwise); ``k == n`` makes every point its
+    own prototype. ``weights`` (n,) positive gives ``R = diag(weights) @ D``
+    (``"vsh"`` and ``"gknn"`` only; ValueError for ``"ward"``). ``seed`` and
+    ``n_init`` are used by ``"vsh"`` only. Deterministic given ``seed``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"clustering: unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    if method == "ward" and weights is not None:
+        raise ValueError("clustering: method 'ward' does not support weights")
+    R = check_matrix(D, weights)
+    k = check_k(k, R.shape[0])
+    if method == "vsh":
+        return _vsh(R, k, seed, n_init)
+    if method == "gknn":
+        return _generalized_kmeans(R, k)
+    return _ward(R, k)

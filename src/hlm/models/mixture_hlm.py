@@ -1,0 +1,320 @@
+"""Mixture HLM (paper section 3.1): per-class clustering, then one HLM component per cluster.
+
+For each class k the training objects are clustered into M_k = min(M, n_k)
+clusters by a distance-based method (VSH, generalized k-means or Ward,
+section 2.2); each cluster's prototype eta_j becomes a component with prior
+omega_j = |cluster| / n_k. The squared distances u of the members to their
+prototype (prototypes themselves left out) give, through eq. 3 (or eq. 4
+with sample weights), a common shape s (or one per class) and a scale b_j
+per component, shrunk toward the common value (section 2.1):
+
+    b_j = lam ubar_j / s + (1 - lam) ubar / s,   lam = |I_j| / (|I_j| + 1).
+
+Clusters with fewer than ``min_cluster_size`` objects (prototype included;
+section 5.1 uses 3) are left out of the estimate; they still score, with
+lam = 0, i.e. the common scale. A class with fewer than ``min_cluster_size``
+objects is too small to cluster: every object becomes a prototype (the
+Kernel HLM form), and ``fallback_classes_`` records it.
+
+A fitted model needs only the distances from a test object to its
+prototypes: :meth:`MixtureHLM.predict_from_prototypes` and the JSON export
+(:meth:`MixtureHLM.to_dict` / :class:`HLMModel`).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import asdict, dataclass
+from numbers import Integral
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from hlm.errors import DataError
+from hlm.gamma import ComponentStats, fit_gamma, log_pseudo_density
+from hlm.models._base import PrecomputedClassifier
+
+
+@dataclass
+class HLMModel:
+    """A fitted HLM mixture: everything prediction needs, and nothing else.
+
+    ``prototype_index`` are positions in the training set (the pipeline adds
+    object ids); ``component_class`` the class index of each component.
+    """
+
+    classes: list
+    class_prior: list
+    prototype_index: list
+    component_class: list
+    weight: list  # omega_j, within its class
+    scale: list  # b_j
+    shape: float | list  # s used to score (s*): one value, or one per component (shape="per_class")
+    squared: bool = True  # u = D^2 (paper) or D (dissertation, ch. 3)
+
+    def log_scores(self, D_proto) -> np.ndarray:
+        """log pi_k + log phi(z | M_k) (eqs. 5, 6) from distances to the prototypes (columns in order)."""
+        D = np.asarray(D_proto, dtype=np.float64)
+        if D.ndim != 2 or D.shape[1] != len(self.prototype_index):
+            raise DataError(
+                f"predict: expected distances to the {len(self.prototype_index)} prototypes, got shape {D.shape}"
+            )
+        u = D**2 if self.squared else D
+        comp = np.asarray(self.component_class)
+        shape = np.asarray(self.shape, dtype=np.float64)
+        terms = np.log(np.asarray(self.weight))[None, :] + log_pseudo_density(u, shape, np.asarray(self.scale))
+        scores = np.full((D.shape[0], len(self.classes)), -np.inf)
+        for k in range(len(self.classes)):
+            cols = comp == k
+            if cols.any():
+                scores[:, k] = logsumexp(terms[:, cols], axis=1)
+        return scores + np.log(np.asarray(self.class_prior))[None, :]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), default=_json_default)
+
+    @classmethod
+    def from_json(cls, text: str) -> "HLMModel":
+        return cls(**json.loads(text))
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class MixtureHLM(PrecomputedClassifier):
+    """Mixture HLM classifier on precomputed distances (section 3.1).
+
+    Parameters
+    ----------
+    n_components : int or "kernel"
+        Components per class M (capped at each class's size). "kernel" makes
+        the estimator Kernel HLM (section 3.2), so that HLM(kernel-vsh) is a
+        CV over ``[1, ..., 16, "kernel"]``.
+    clustering : {"vsh", "gknn", "ward"}
+    n_init : int
+        Random restarts of VSH (section 5.1: 20).
+    shape : {"common", "per_class"}
+        One s for all classes (eq. 3 over every cluster) or one per class.
+    min_cluster_size : int
+        Clusters smaller than this (prototype included) are left out of the estimate.
+    squared : bool
+        u = D^2 (the paper's reading, default) or u = D (dissertation ch. 3, D-tilde).
+    round_shape : bool
+        Score with s* = floor(2 s + 0.5) / 2 (section 2.1).
+    random_state : int
+        Seed of the clustering restarts.
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"kernel"})],
+        "clustering": [StrOptions({"vsh", "gknn", "ward"})],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "shape": [StrOptions({"common", "per_class"})],
+        "min_cluster_size": [Interval(Integral, 2, None, closed="left")],
+        "squared": ["boolean"],
+        "round_shape": ["boolean"],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        n_components=4,
+        clustering: str = "vsh",
+        n_init: int = 20,
+        shape: str = "common",
+        min_cluster_size: int = 3,
+        squared: bool = True,
+        round_shape: bool = True,
+        random_state: int = 0,
+    ):
+        self.n_components = n_components
+        self.clustering = clustering
+        self.n_init = n_init
+        self.shape = shape
+        self.min_cluster_size = min_cluster_size
+        self.squared = squared
+        self.round_shape = round_shape
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, D, y, sample_weight=None, prototypes=None):
+        """Cluster each class, then estimate (eq. 3, or eq. 4 with ``sample_weight``).
+
+        ``prototypes`` (training indices) skips the clustering: each object is
+        assigned to the nearest given prototype of its class (row = object,
+        column = prototype).
+        """
+        self._validate_params()
+        D, y_idx = self._check_fit_input(D, y)
+        w = _check_weights(sample_weight, D.shape[0])
+        if self.n_components == "kernel":
+            return self._fit_kernel(D, y)
+        from hlm.clustering import cluster
+
+        given = None if prototypes is None else np.unique(np.asarray(prototypes, dtype=np.intp))
+        protos, comp_class, comp_count, members = [], [], [], []
+        self.fallback_classes_ = []
+        for k in range(len(self.classes_)):
+            idx = np.flatnonzero(y_idx == k)
+            n_k = idx.size
+            if given is not None:
+                result_protos = np.flatnonzero(np.isin(idx, given))
+                if result_protos.size == 0:
+                    raise DataError(f"fit: no prototype given for class {self.classes_[k]}")
+                assignment = np.argmin(D[np.ix_(idx, idx[result_protos])], axis=1)
+                assignment[result_protos] = np.arange(result_protos.size)
+            elif n_k < self.min_cluster_size:
+                self.fallback_classes_.append(str(self.classes_[k]))
+                result_protos, assignment = np.arange(n_k), np.arange(n_k)
+            else:
+                M = min(int(self.n_components), n_k)
+                res = cluster(D[np.ix_(idx, idx)], M, self.clustering, seed=self.random_state + k,
+                              n_init=self.n_init, weights=None if w is None else w[idx])
+                result_protos, assignment = res.prototypes, res.assignment
+            for j, p in enumerate(result_protos):
+                mem = idx[assignment == j]
+                protos.append(idx[p])
+                comp_class.append(k)
+                comp_count.append(mem.size if w is None else w[mem].sum())
+                members.append(mem[mem != idx[p]])
+        if self.fallback_classes_:
+            warnings.warn(
+                f"class(es) {', '.join(self.fallback_classes_)} have fewer than {self.min_cluster_size} "
+                "training objects: too small to cluster, every object is a prototype (Kernel HLM form)",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._estimate(D, np.array(protos), np.array(comp_class), np.array(comp_count, float), members, w)
+        return self
+
+    def _estimate(self, D, protos, comp_class, comp_count, members, w) -> None:
+        """Eq. 3/4 with shrinkage from per-component sufficient statistics."""
+        n_comp = len(protos)
+        used = np.array([len(m) + 1 >= self.min_cluster_size for m in members])
+        u_parts, c_parts, w_parts = [], [], []
+        for j, mem in enumerate(members):
+            if not used[j] or mem.size == 0:
+                continue
+            u = D[mem, protos[j]]
+            u = u**2 if self.squared else u
+            keep = u > 0  # duplicates of the prototype carry no scale information
+            u_parts.append(u[keep])
+            c_parts.append(np.full(keep.sum(), j))
+            w_parts.append(np.ones(keep.sum()) if w is None else w[mem][keep])
+        u_all = np.concatenate(u_parts) if u_parts else np.empty(0)
+        if u_all.size == 0:
+            raise DataError(
+                "MixtureHLM.fit: no cluster with at least "
+                f"{self.min_cluster_size} objects and a positive distance to its prototype; "
+                "cannot estimate the Gamma shape and scales"
+            )
+        stats = ComponentStats.from_samples(u_all, np.concatenate(c_parts), n_comp, np.concatenate(w_parts))
+        scale = np.empty(n_comp)
+        shapes = np.empty(len(self.classes_))
+        mle = np.empty(len(self.classes_))
+        pools = (
+            [np.arange(len(self.classes_))]
+            if self.shape == "common"
+            else [np.array([k]) for k in range(len(self.classes_))]
+        )
+        common = _pooled_fit(stats, np.ones(n_comp, bool), self.round_shape)
+        for pool in pools:
+            in_pool = np.isin(comp_class, pool)
+            fit = _pooled_fit(stats, in_pool, self.round_shape)
+            if fit is None:  # a class without estimable clusters (per_class): use the common fit
+                fit = common
+            s_hat, s_used, ubar = fit
+            ubar_j = np.where(stats.weight > 0, stats.mean_u, ubar)
+            lam = stats.weight / (stats.weight + 1.0)
+            scale[in_pool] = ((lam * ubar_j + (1 - lam) * ubar) / s_hat)[in_pool]
+            shapes[pool], mle[pool] = s_used, s_hat
+        self.shape_mle_ = float(mle[0]) if self.shape == "common" else mle
+        self._set_model(protos, comp_class, comp_count, scale, shapes)
+
+    def _set_model(self, protos, comp_class, comp_count, scale, class_shape) -> None:
+        """Store the components; ``class_shape`` holds the shape used to score, per class."""
+        totals = np.bincount(comp_class, comp_count, minlength=len(self.classes_))
+        self.prototypes_ = protos
+        self.component_class_ = comp_class
+        self.weights_ = comp_count / totals[comp_class]
+        self.scales_ = scale
+        class_shape = np.broadcast_to(np.asarray(class_shape, float), (len(self.classes_),))
+        self.shape_ = float(class_shape[0]) if np.all(class_shape == class_shape[0]) else class_shape.copy()
+        self.n_prototypes_ = int(len(protos))
+
+    def _fit_kernel(self, D, y):
+        from hlm.models.kernel_hlm import KernelHLM
+
+        kernel = KernelHLM(round_shape=self.round_shape).fit(D, y)
+        n = D.shape[0]
+        y_idx = kernel._y_idx
+        self.fallback_classes_ = []
+        self.shape_mle_ = kernel.shape_mle_
+        self._set_model(np.arange(n), y_idx, np.ones(n), np.full(n, kernel.scale_), kernel.shape_)
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def model(self) -> HLMModel:
+        """The fitted model as a small, serialisable object."""
+        if not hasattr(self, "prototypes_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("MixtureHLM is not fitted yet; call fit first")
+        return HLMModel(
+            classes=[str(c) for c in self.classes_],
+            class_prior=self.class_prior_.tolist(),
+            prototype_index=self.prototypes_.tolist(),
+            component_class=self.component_class_.tolist(),
+            weight=self.weights_.tolist(),
+            scale=self.scales_.tolist(),
+            shape=float(self.shape_) if np.ndim(self.shape_) == 0 else self.shape_[self.component_class_].tolist(),
+            squared=bool(self.squared),
+        )
+
+    def predict_log_scores_from_prototypes(self, D_proto) -> np.ndarray:
+        return self.model().log_scores(D_proto)
+
+    def predict_log_scores(self, D) -> np.ndarray:
+        D = self._check_predict_input(D)
+        return self.predict_log_scores_from_prototypes(D[:, self.prototypes_])
+
+    def predict_log_proba(self, D):
+        scores = self.predict_log_scores(D)
+        return scores - logsumexp(scores, axis=1, keepdims=True)
+
+    def predict_proba(self, D):
+        """Class posteriors p_k(z) of eq. 6."""
+        return np.exp(self.predict_log_proba(D))
+
+    def predict(self, D):
+        return self.classes_[np.argmax(self.predict_log_scores(D), axis=1)]
+
+    def predict_from_prototypes(self, D_proto):
+        """Classify from the test-to-prototype distances only (columns ordered as ``prototypes_``)."""
+        return self.classes_[np.argmax(self.predict_log_scores_from_prototypes(D_proto), axis=1)]
+
+    def to_dict(self) -> dict:
+        return asdict(self.model())
+
+
+def _pooled_fit(stats: ComponentStats, mask: np.ndarray, rounding: bool):
+    """(s-hat, s used, pooled mean u) from the components in ``mask``; None without data."""
+    sub = ComponentStats(stats.weight * mask, stats.sum_u * mask, stats.sum_log_u * mask)
+    if sub.weight.sum() <= 0:
+        return None
+    fit = fit_gamma(sub, rounding=rounding)
+    return fit.shape_mle, fit.shape, sub.sum_u.sum() / sub.weight.sum()
+
+
+def _check_weights(sample_weight, n: int):
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise DataError(f"fit: sample_weight must be {n} positive finite numbers")
+    return w
