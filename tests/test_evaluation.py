@@ -79,7 +79,7 @@ def _toy_artifact(n=60, seed=0):
     return DistanceArtifact(np.arange(n).astype(str), y, cdist(X, X), {"to_distance": "euclidean"})
 
 
-@pytest.mark.parametrize("method", ["knn", "kernel_hlm"])
+@pytest.mark.parametrize("method", ["knn", "kernel_hlm", "hlm_vsh", "hlm_kernel_vsh"])
 def test_evaluate_method_outputs(method):
     art = _toy_artifact()
     splits = make_splits(art.n, dataset="toy", n_splits=3, test_fraction=0.2, seed=0)
@@ -96,8 +96,13 @@ def test_evaluate_method_outputs(method):
     if method == "knn":
         assert "n_neighbors" in params and "proba_a" not in pred
     else:
-        assert {"shape", "scale"} <= set(params)
+        assert "shape" in params
         np.testing.assert_allclose(pred[["proba_a", "proba_b"]].sum(axis=1), 1.0)
+    if method.startswith("hlm_"):
+        chosen = params["n_components"]
+        assert chosen in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, "kernel"]
+        expected = 48 if chosen == "kernel" else 2 * min(chosen, 24)
+        assert params["n_prototypes"] == expected
     again = evaluate_method(art, splits, method, dataset="toy", seed=0, n_folds=5)
     pd.testing.assert_frame_equal(again.predictions, pred)
 

@@ -85,3 +85,18 @@ def test_plot_error_rates_png(tmp_path, methods):
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
     assert [p.name for p in path.parent.iterdir()] == ["errors.png"]
+
+
+def test_cv_components_curve_and_figure(tmp_path):
+    import json
+
+    from hlm.reporting.figures import cv_error_by_components, plot_cv_components
+
+    grid = [{"n_components": m} for m in (1, 2, 4)] + [{"n_components": "kernel"}]
+    cv = {json.dumps(p, sort_keys=True): e for p, e in zip(grid, (0.30, 0.20, 0.25, 0.10))}
+    ev = pd.DataFrame({"split": [0], "cv_error": [json.dumps(cv)], "params": [json.dumps({"n_components": "kernel"})]})
+    curve = cv_error_by_components(ev)
+    assert curve.to_dict() == {1: 30.0, 2: 20.0, 4: 25.0, "kernel": 10.0}
+    out = tmp_path / "cv.png"
+    plot_cv_components({"hlm_kernel_vsh": ev}, out, dataset="toy")
+    assert out.read_bytes()[:4] == b"\x89PNG"

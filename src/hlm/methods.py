@@ -35,11 +35,12 @@ class MethodSpec:
     sources: tuple[str, ...]
     posteriors: bool = False  # predict_proba is a posterior (eq. 6), stored with predictions
     default_grid: dict = field(default_factory=dict)
+    default_fixed: dict = field(default_factory=dict)  # what makes the method (e.g. its clustering)
 
     def make(self, fixed: dict | None = None):
-        """A fresh estimator with the fixed hyper-parameters set."""
+        """A fresh estimator with the method's own and the configured fixed hyper-parameters set."""
         module, name = self.estimator.split(":")
-        return getattr(import_module(module), name)(**(fixed or {}))
+        return getattr(import_module(module), name)(**{**self.default_fixed, **(fixed or {})})
 
     def grid(self, grid_config: dict | None) -> list[dict]:
         """The CV grid (config overrides the default), listed simplest first."""
@@ -93,6 +94,35 @@ def check_method_params(method_id: str, method_params: dict) -> list[dict]:
         except (ValueError, InvalidParameterError) as exc:
             raise ConfigError(f"{where}.grid': {str(exc).splitlines()[0]}") from None
     return grid
+
+
+def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), extra_sources=()) -> MethodSpec:
+    """Mixture HLM with one clustering method; M chosen by CV from {1..10, 12, 14, 16} (section 5.1)."""
+    return MethodSpec(
+        id=method_id,
+        label=label,
+        estimator="hlm.models.mixture_hlm:MixtureHLM",
+        input="distance",
+        sources=("models/mixture_hlm.py", "gamma.py", "clustering/__init__.py", "clustering/result.py",
+                 f"clustering/{CLUSTERING_SOURCE[clustering]}", *extra_sources),
+        posteriors=True,
+        default_grid={"n_components": [*HLM_COMPONENTS, *extra_grid]},
+        default_fixed={"clustering": clustering},
+    )
+
+
+HLM_COMPONENTS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16]
+CLUSTERING_SOURCE = {"vsh": "vsh.py", "gknn": "kmedoids.py", "ward": "ward.py"}
+METHODS.update(
+    {
+        "hlm_vsh": _mixture_hlm("hlm_vsh", "HLM (vsh)", "vsh"),
+        "hlm_gknn": _mixture_hlm("hlm_gknn", "HLM (gknn)", "gknn"),
+        "hlm_agg": _mixture_hlm("hlm_agg", "HLM (agg)", "ward"),
+        # HLM(kernel-vsh): the candidates gain n_k, i.e. Kernel HLM (section 5.3)
+        "hlm_kernel_vsh": _mixture_hlm("hlm_kernel_vsh", "HLM (kernel-vsh)", "vsh", extra_grid=["kernel"],
+                                       extra_sources=["models/kernel_hlm.py"]),
+    }
+)
 
 
 def method_sources(method_id: str) -> list[str]:

@@ -115,3 +115,12 @@ def figure(evaluations: list[str], *, datasets: list[str], methods: list[str], o
     labels = {m: METHODS[m].label for m in methods}
     plot_error_rates(load_evaluations(evaluations), datasets, methods, output, labels=labels)
     log.info("figure written: %s", output)
+
+
+def cv_components_figure(evaluations: list[str], methods: list[str], *, dataset: str, output: str) -> None:
+    """``results/figures/cv_components_{dataset}.png``: CV error against M for split 0."""
+    from hlm.reporting.figures import plot_cv_components
+
+    frames = {m: pd.read_parquet(p) for m, p in zip(methods, evaluations)}
+    plot_cv_components(frames, output, dataset=dataset, labels={m: METHODS[m].label for m in methods})
+    log.info("figure written: %s", output)

@@ -34,6 +34,8 @@ except HLMError as exc:
 
 DATASETS = list(config["datasets"])
 RUN_METHODS = list(config["methods"])
+# Mixture HLM methods that ran: they get the CV-error-against-M figure.
+MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
 EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
 
 # MLflow: an embedded SQLite store in the working directory unless the user
@@ -89,6 +91,7 @@ def final_outputs():
         "results/tables/error_rates.csv",
         "results/tables/error_rates.md",
         "results/figures/error_rates.png",
+        *(expand("results/figures/cv_components_{dataset}.png", dataset=DATASETS) if MIXTURE_METHODS else []),
     ]
 
 

@@ -44,3 +44,27 @@ rule error_rate_figure:
         "../../envs/hlm.yaml"
     script:
         "../scripts/figure.py"
+
+
+rule cv_components_figure:
+    input:
+        evaluations=lambda wildcards: expand(
+            "results/evaluation/{dataset}/{method}.parquet",
+            dataset=wildcards.dataset,
+            method=MIXTURE_METHODS,
+        ),
+        code=src("reporting/figures.py", "pipeline.py"),
+    output:
+        report(
+            "results/figures/cv_components_{dataset}.png",
+            caption="../report/cv_components.rst",
+            category="Mixture HLM",
+        ),
+    params:
+        methods=MIXTURE_METHODS,
+    log:
+        "logs/report/cv_components_{dataset}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/cv_components.py"

@@ -9,9 +9,13 @@ grid point (grids are listed simplest first).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
+
+from hlm.errors import HLMError
 
 
 def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -33,12 +37,23 @@ def grid_point_fits(params: dict, n_fit: int) -> bool:
 
 
 def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds) -> np.ndarray:
-    """Validation error rate for every (grid point, fold)."""
+    """Validation error rate for every (grid point, fold).
+
+    A grid point the data cannot support on a fold (e.g. so many HLM
+    components that no cluster is large enough to estimate from) scores an
+    infinite error there instead of stopping the run.
+    """
     errors = np.empty((len(grid), len(folds)))
     for f, (fit, val) in enumerate(folds):
         D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
         for g, params in enumerate(grid):
-            model = clone(estimator).set_params(**params).fit(D_fit, y[fit])
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
+                    model = clone(estimator).set_params(**params).fit(D_fit, y[fit])
+            except HLMError:
+                errors[g, f] = np.inf
+                continue
             errors[g, f] = np.mean(model.predict(D_val) != y[val])
     return errors
 

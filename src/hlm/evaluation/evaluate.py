@@ -60,9 +60,10 @@ def evaluate_method(
             warnings.simplefilter("always")
             t0 = time.perf_counter()
             folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, int(split), "cv"))
-            best, searched, cv_err = select_params(estimator, D_tt, y_train, grid, folds)
+            split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
+            best, searched, cv_err = select_params(split_estimator, D_tt, y_train, grid, folds)
             t_cv = time.perf_counter()
-            model = clone(estimator).set_params(**best).fit(D_tt, y_train)
+            model = clone(split_estimator).set_params(**best).fit(D_tt, y_train)
             t_fit = time.perf_counter()
             y_pred = model.predict(D_te)
             proba = model.predict_proba(D_te) if method.posteriors else None
@@ -95,6 +96,13 @@ def evaluate_method(
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
 
 
+def _seeded(estimator, fixed_params, seed: int, dataset: str, split: int):
+    """The estimator with ``random_state`` derived from (seed, dataset, split), unless fixed in config."""
+    if "random_state" not in estimator.get_params() or "random_state" in (fixed_params or {}):
+        return estimator
+    return clone(estimator).set_params(random_state=derive_seed(seed, dataset, split, "model") % 2**31)
+
+
 @contextlib.contextmanager
 def _context(dataset: str, method_id: str, split: int):
     """Prefix a user-facing error raised while fitting with where it happened."""
@@ -107,10 +115,15 @@ def _context(dataset: str, method_id: str, split: int):
 def _fitted_summary(model) -> dict:
     """Estimated quantities worth recording with the CV choice (e.g. Kernel HLM's s, b)."""
     out = {}
-    for name in ("shape_", "scale_", "shape_mle_"):
+    for name in ("shape_", "scale_", "shape_mle_", "n_prototypes_"):
         value = getattr(model, name, None)
-        if value is not None and np.isfinite(value):  # shape_mle_ is NaN when the shape is fixed
-            out[name.rstrip("_")] = float(value)
+        if value is None:
+            continue
+        value = np.asarray(value, dtype=np.float64)
+        if value.ndim == 0 and np.isfinite(value):  # shape_mle_ is NaN when the shape is fixed
+            out[name.rstrip("_")] = int(value) if name == "n_prototypes_" else float(value)
+        elif value.ndim == 1 and np.isfinite(value).all():  # per-class shapes
+            out[name.rstrip("_")] = value.tolist()
     return out
 
 

@@ -56,3 +56,51 @@ def plot_error_rates(
 
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=150)
+
+
+def cv_error_by_components(evaluation: pd.DataFrame, split: int = 0) -> pd.Series:
+    """Mean CV error (%) against the number of components M for one split.
+
+    Reads the evaluation's ``cv_error`` column (JSON: grid point -> mean CV
+    error); the "kernel" candidate of HLM(kernel-vsh) is returned under "kernel".
+    """
+    import json
+
+    row = evaluation.loc[evaluation["split"] == split].iloc[0]
+    points = {json.loads(k)["n_components"]: 100.0 * v for k, v in json.loads(row["cv_error"]).items()}
+    return pd.Series(points, dtype=float)
+
+
+def plot_cv_components(evaluations: dict, path: str | os.PathLike, *, dataset: str, split: int = 0,
+                       labels: dict | None = None) -> None:
+    """CV error against M (components per class) for one split, one line per Mixture HLM method.
+
+    ``evaluations`` maps method id -> evaluation DataFrame. The chosen M is
+    marked; a Kernel HLM candidate (HLM(kernel-vsh)) is drawn as a horizontal line.
+    """
+    import json
+
+    fig = Figure(figsize=(6.5, 4.0), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    cmap = colormaps["tab10"]
+    for i, (method, ev) in enumerate(evaluations.items()):
+        curve = cv_error_by_components(ev, split)
+        name = (labels or {}).get(method, method)
+        kernel = curve.pop("kernel") if "kernel" in curve.index else None
+        m = np.array(curve.index, dtype=float)
+        ax.plot(m, curve.to_numpy(), marker="o", ms=3, color=cmap(i), label=name)
+        chosen = json.loads(ev.loc[ev["split"] == split, "params"].iloc[0]).get("n_components")
+        if chosen == "kernel" and kernel is not None:
+            ax.axhline(kernel, color=cmap(i), ls="--", lw=1, label=f"{name}: Kernel HLM (chosen)")
+        elif kernel is not None:
+            ax.axhline(kernel, color=cmap(i), ls=":", lw=1, label=f"{name}: Kernel HLM")
+        if chosen != "kernel" and chosen in curve.index:
+            ax.plot([chosen], [curve[chosen]], marker="*", ms=12, color=cmap(i), mec="k", mew=0.5, ls="none")
+    ax.set_xlabel("components per class M")
+    ax.set_ylabel("10-fold CV error (%)")
+    ax.set_title(f"{dataset}: CV error against M (split {split}; star = chosen)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=150)
