@@ -12,7 +12,7 @@ from importlib import import_module
 
 #: Sources every method's jobs depend on (stage logic, evaluation loop, CV, seeds, tracking).
 COMMON_SOURCES = (
-    "pipeline.py",
+    "stages/evaluate.py",
     "data/artifacts.py",
     "data/validation.py",
     "methods.py",

@@ -12,7 +12,7 @@ rule preprocess:
             "data/prepare.py",
             "data/artifacts.py",
             "data/registry.py",
-            "pipeline.py",
+            "stages/data.py",
         ),
     output:
         "results/distances/{dataset}.parquet",

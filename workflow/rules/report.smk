@@ -4,7 +4,7 @@
 rule error_rate_tables:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/tables.py", "pipeline.py"),
+        code=src("reporting/tables.py", "stages/report.py"),
     output:
         csv="results/tables/error_rates.csv",
         summary="results/tables/error_rates_summary.csv",
@@ -28,7 +28,7 @@ rule error_rate_tables:
 rule error_rate_figure:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/figures.py", "reporting/tables.py", "pipeline.py"),
+        code=src("reporting/figures.py", "reporting/tables.py", "stages/report.py"),
     output:
         report(
             "results/figures/error_rates.png",
@@ -53,7 +53,7 @@ rule cv_components_figure:
             dataset=wildcards.dataset,
             method=MIXTURE_METHODS,
         ),
-        code=src("reporting/figures.py", "pipeline.py"),
+        code=src("reporting/figures.py", "stages/report.py"),
     output:
         report(
             "results/figures/cv_components_{dataset}.png",

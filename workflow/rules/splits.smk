@@ -4,7 +4,7 @@
 rule splits:
     input:
         distances="results/distances/{dataset}.parquet",
-        code=src("evaluation/splits.py", "evaluation/seeds.py", "pipeline.py"),
+        code=src("evaluation/splits.py", "evaluation/seeds.py", "stages/data.py"),
     output:
         "results/splits/{dataset}.parquet",
     params:

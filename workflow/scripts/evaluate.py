@@ -1,10 +1,10 @@
-"""One method on every split of one data set (logic: hlm.pipeline.evaluate)."""
+"""One method on every split of one data set (logic: hlm.stages.evaluate)."""
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from hlm.jobs import run  # noqa: E402
-from hlm.pipeline import evaluate  # noqa: E402
+from hlm.stages.evaluate import evaluate  # noqa: E402
 from hlm.provenance import run_tags  # noqa: E402
 
 sm = snakemake  # noqa: F821
