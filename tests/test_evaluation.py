@@ -125,3 +125,15 @@ def test_fit_errors_name_dataset_method_and_split():
     splits = make_splits(12, dataset="dup", n_splits=1, test_fraction=0.25, seed=0)
     with pytest.raises(DataError, match=r"dataset 'dup', method 'kernel_hlm', split 0: .*no positive"):
         evaluate_method(art, splits, "kernel_hlm", dataset="dup", seed=0, n_folds=3)
+
+
+def test_cv_fixed_params_apply_to_the_cv_only():
+    art = _toy_artifact()
+    splits = make_splits(art.n, dataset="toy", n_splits=1, test_fraction=0.2, seed=0)
+    # during CV no cluster can reach 1000 objects: every candidate fails, the first (M = 1) is kept;
+    # the final fit, without the override, works
+    res = evaluate_method(art, splits, "hlm_vsh", dataset="toy", seed=0, n_folds=3,
+                          grid_config={"n_components": [1, 2, 3]}, cv_fixed_params={"min_cluster_size": 1000})
+    params = json.loads(res.evaluation["params"].iloc[0])
+    assert params["n_components"] == 1 and params["n_prototypes"] == 2
+    assert all(v == float("inf") for v in json.loads(res.evaluation["cv_error"].iloc[0]).values())

@@ -87,6 +87,10 @@ def check_method_params(method_id: str, method_params: dict) -> list[dict]:
         estimator._validate_params()
     except (TypeError, ValueError, InvalidParameterError) as exc:
         raise ConfigError(f"{where}.fixed': {str(exc).splitlines()[0]}") from None
+    try:
+        spec.make({**(method_params.get("fixed") or {}), **(method_params.get("cv_fixed") or {})})._validate_params()
+    except (TypeError, ValueError, InvalidParameterError) as exc:
+        raise ConfigError(f"{where}.cv_fixed': {str(exc).splitlines()[0]}") from None
     grid = spec.grid(method_params.get("grid"))
     for point in grid:
         try:

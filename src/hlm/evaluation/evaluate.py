@@ -42,14 +42,19 @@ def evaluate_method(
     n_folds: int = 10,
     grid_config: dict | None = None,
     fixed_params: dict | None = None,
+    cv_fixed_params: dict | None = None,
     split_ids: list[int] | None = None,
 ) -> EvaluationResult:
-    """Evaluate one method on every split of one data set."""
+    """Evaluate one method on every split of one data set.
+
+    ``cv_fixed_params`` override ``fixed_params`` while choosing parameters by
+    CV only (the final fit uses ``fixed_params``), e.g. fewer VSH restarts.
+    """
     method = METHODS[method_id]
     if method.input != "distance":
         raise NotImplementedError(f"method {method_id!r} needs input {method.input!r}")
     D, labels = artifact.distances, artifact.labels
-    grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params})
+    grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params, "cv_fixed": cv_fixed_params})
     estimator = method.make(fixed_params)
     rows, preds = [], []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
@@ -61,7 +66,8 @@ def evaluate_method(
             t0 = time.perf_counter()
             folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, int(split), "cv"))
             split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
-            best, searched, cv_err = select_params(split_estimator, D_tt, y_train, grid, folds)
+            cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
+            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds)
             t_cv = time.perf_counter()
             model = clone(split_estimator).set_params(**best).fit(D_tt, y_train)
             t_fit = time.perf_counter()

@@ -35,6 +35,7 @@ def evaluate(
     result = evaluate_method(
         artifact, split_table, method, dataset=dataset, seed=seed, n_folds=cv_folds,
         grid_config=method_params.get("grid"), fixed_params=method_params.get("fixed"),
+        cv_fixed_params=method_params.get("cv_fixed"),
     )
     meta = {
         "dataset": dataset,
