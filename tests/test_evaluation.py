@@ -137,3 +137,25 @@ def test_cv_fixed_params_apply_to_the_cv_only():
     params = json.loads(res.evaluation["params"].iloc[0])
     assert params["n_components"] == 1 and params["n_prototypes"] == 2
     assert all(v == float("inf") for v in json.loads(res.evaluation["cv_error"].iloc[0]).values())
+
+
+def test_hlm_models_are_exported_as_json():
+    from hlm.models.mixture_hlm import HLMModel
+
+    art = _toy_artifact()
+    splits = make_splits(art.n, dataset="toy", n_splits=1, test_fraction=0.2, seed=0)
+    res = evaluate_method(art, splits, "hlm_vsh", dataset="toy", seed=0, n_folds=3,
+                          grid_config={"n_components": [2]})
+    exported = json.loads(res.evaluation["model"].iloc[0])
+    train, test = split_indices(splits, 0)
+    assert set(exported["prototype_object_index"]) <= set(train)
+    assert exported["prototype_id"] == [str(i) for i in exported["prototype_object_index"]]
+    fields = {k: v for k, v in exported.items() if k not in ("prototype_object_index", "prototype_id")}
+    model = HLMModel(**fields)
+    # the exported model classifies the test part from test-to-prototype distances alone
+    D_proto = art.distances[np.ix_(test, exported["prototype_object_index"])]
+    pred = np.asarray(model.classes)[model.log_scores(D_proto).argmax(axis=1)]
+    stored = res.predictions.sort_values("index")["y_pred"].to_numpy()
+    np.testing.assert_array_equal(pred, stored)
+    knn = evaluate_method(art, splits, "knn", dataset="toy", seed=0, n_folds=3)
+    assert knn.evaluation["model"].isna().all()

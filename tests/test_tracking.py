@@ -175,3 +175,17 @@ def test_split_warnings_become_tags(store):
     assert children.loc["2", "tags.hlm.warnings"] == "class(es) c have one training object"
     assert children["tags.hlm.warnings"].isna().sum() == N - 1
     assert runs.loc[runs["tags.hlm.role"] == "parent", "metrics.n_splits_with_warnings"].item() == 1
+
+
+def test_models_are_logged_as_child_artifacts(store):
+    ev, e, p = make_pair(store, "ds4", "hlm_vsh")
+    ev["model"] = [json.dumps({"split": int(k)}) if k == 1 else None for k in ev.split]
+    write_frame(ev, e, {"dataset": "ds4", "method": "hlm_vsh", "to_distance": "bound_minus"})
+    tracking.log_pair(dataset="ds4", method="hlm_vsh", evaluation_path=e, prediction_path=p,
+                      tags=TAGS, params=PARAMS)
+    runs = pair_frame("ds4/hlm_vsh")
+    children = runs[runs["tags.hlm.role"] == "child"].set_index("tags.hlm.split")
+    client = MlflowClient()
+    assert [a.path for a in client.list_artifacts(children.loc["1", "run_id"])] == ["model.json"]
+    assert json.loads(mlflow.artifacts.load_text(f"runs:/{children.loc['1', 'run_id']}/model.json")) == {"split": 1}
+    assert client.list_artifacts(children.loc["0", "run_id"]) == []

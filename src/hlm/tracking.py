@@ -210,7 +210,8 @@ def log_pair(
     params = the split's CV choice plus ``split``; metrics ``error_rate``,
     ``fit_seconds``, ``predict_seconds``, ``n_train``, ``n_test``; tags ``tags``
     plus ``hlm.pair``, ``hlm.split``, the parent link and ``hlm.warnings`` (the
-    split's fit warnings, e.g. singleton classes or zero distances) when any.
+    split's fit warnings, e.g. singleton classes or zero distances) when any;
+    artifact ``model.json`` when the evaluation has a ``model`` (fitted HLM mixture).
 
     The new runs are created first and marked FINISHED last; only then are the
     pair's older active runs soft-deleted. A killed job thus never removes the
@@ -251,6 +252,10 @@ def log_pair(
             metrics={c: getattr(row, c) for c in
                      ("error_rate", "fit_seconds", "predict_seconds", "n_train", "n_test")},
         ))
+    for child_id, row in zip(children, evaluation.itertuples(index=False)):
+        model = getattr(row, "model", None)
+        if isinstance(model, str) and model:  # a fitted HLM mixture (JSON)
+            _retry(client.log_text, child_id, model, "model.json")
     for run_id in [*children, parent_id]:
         _retry(client.set_terminated, run_id, RunStatus.to_string(RunStatus.FINISHED))
     new = {parent_id, *children}

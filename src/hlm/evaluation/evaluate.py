@@ -12,7 +12,7 @@ import contextlib
 import json
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -90,6 +90,7 @@ def evaluate_method(
                     if cv_err.size else {}
                 ),
                 "warnings": json.dumps(messages),
+                "model": _exported_model(model, artifact.ids, train),
             }
         )
         pred = pd.DataFrame(
@@ -116,6 +117,17 @@ def _context(dataset: str, method_id: str, split: int):
         yield
     except HLMError as exc:
         raise type(exc)(f"dataset '{dataset}', method '{method_id}', split {split}: {exc}") from None
+
+
+def _exported_model(model, ids: np.ndarray, train: np.ndarray) -> str | None:
+    """The fitted HLM mixture as JSON, its prototypes also named by object id and index; None if not exportable."""
+    if not hasattr(model, "model"):
+        return None
+    exported = asdict(model.model())
+    objects = train[np.asarray(exported["prototype_index"], dtype=np.intp)]
+    exported["prototype_object_index"] = objects.tolist()
+    exported["prototype_id"] = [str(i) for i in ids[objects]]
+    return json.dumps(exported)
 
 
 def _fitted_summary(model) -> dict:
