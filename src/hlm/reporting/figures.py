@@ -89,7 +89,9 @@ def plot_cv_components(evaluations: dict, path: str | os.PathLike, *, dataset: s
         name = (labels or {}).get(method, method)
         kernel = curve.pop("kernel") if "kernel" in curve.index else None
         m = np.array(curve.index, dtype=float)
-        ax.plot(m, curve.to_numpy(), marker="o", ms=3, color=cmap(i), label=name)
+        # line styles differ so that identical curves (vsh vs kernel-vsh) stay visible
+        ax.plot(m, curve.to_numpy(), marker="o", ms=3, color=cmap(i), label=name,
+                ls=("-", "--", "-.", ":")[i % 4], lw=2.2 - 0.4 * (i % 4))
         chosen = json.loads(ev.loc[ev["split"] == split, "params"].iloc[0]).get("n_components")
         if chosen == "kernel" and kernel is not None:
             ax.axhline(kernel, color=cmap(i), ls="--", lw=1, label=f"{name}: Kernel HLM (chosen)")
