@@ -163,3 +163,14 @@ def test_predict_requires_training_columns():
     model = KNNClassifier().fit(np.zeros((3, 3)), [0, 1, 1])
     with pytest.raises(DataError, match="columns"):
         model.predict(np.zeros((2, 4)))
+
+
+def test_kernel_hlm_u_is_d_option_equals_squared_on_root_distances():
+    rng = np.random.default_rng(12)
+    X, y = _blobs(rng, n_per=20, p=3)
+    Xt = rng.normal(1, 2, (10, 3))
+    D, Dt = cdist(X, X), cdist(Xt, X)
+    a = KernelHLM(squared=False).fit(D, y)
+    b = KernelHLM().fit(np.sqrt(D), y)
+    assert a.shape_ == b.shape_ and a.scale_ == pytest.approx(b.scale_)
+    np.testing.assert_allclose(a.predict_log_proba(Dt), b.predict_log_proba(np.sqrt(Dt)))

@@ -9,6 +9,7 @@ tools slice square training matrices on both axes.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from hlm.data.validation import nonfinite
@@ -49,6 +50,24 @@ class PrecomputedClassifier(ClassifierMixin, BaseEstimator):
                 f"{self.n_features_in_} objects (columns must be the training objects)"
             )
         return D
+
+
+class PosteriorClassifier(PrecomputedClassifier):
+    """A classifier with class scores log pi_k + log phi(z | M_k): posteriors by eq. 6, in the log domain.
+
+    Subclasses implement ``predict_log_scores(D_test_train)``.
+    """
+
+    def predict_log_proba(self, D):
+        scores = self.predict_log_scores(D)
+        return scores - logsumexp(scores, axis=1, keepdims=True)
+
+    def predict_proba(self, D):
+        """Class posteriors p_k(z) of eq. 6."""
+        return np.exp(self.predict_log_proba(D))
+
+    def predict(self, D):
+        return self.classes_[np.argmax(self.predict_log_scores(D), axis=1)]
 
 
 def _as_distance_matrix(D, what: str) -> np.ndarray:

@@ -21,10 +21,10 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from hlm.models._base import PrecomputedClassifier
+from hlm.models._base import PosteriorClassifier
 
 
-class KernelHLM(PrecomputedClassifier):
+class KernelHLM(PosteriorClassifier):
     """Kernel HLM classifier on precomputed distances.
 
     Parameters
@@ -35,6 +35,8 @@ class KernelHLM(PrecomputedClassifier):
         Fix the Gamma scale b (= 2 sigma^2) instead of estimating it.
     round_shape : bool
         Round the estimated shape to s* = floor(2s + 0.5)/2 (section 2.1).
+    squared : bool
+        u = D^2 (the paper's reading, default) or u = D (dissertation ch. 3, D-tilde).
 
     Attributes
     ----------
@@ -47,18 +49,21 @@ class KernelHLM(PrecomputedClassifier):
         "shape": [Interval(Real, 0, None, closed="neither"), None],
         "scale": [Interval(Real, 0, None, closed="neither"), None],
         "round_shape": ["boolean"],
+        "squared": ["boolean"],
     }
 
-    def __init__(self, shape: float | None = None, scale: float | None = None, round_shape: bool = True):
+    def __init__(self, shape: float | None = None, scale: float | None = None, round_shape: bool = True,
+                 squared: bool = True):
         self.shape = shape
         self.scale = scale
         self.round_shape = round_shape
+        self.squared = squared
 
     def fit(self, D, y):
         self._validate_params()
         D, y_idx = self._check_fit_input(D, y)
         self._y_idx = y_idx
-        u = nearest_same_class_sq_distance(D, y_idx)
+        u = nearest_same_class_sq_distance(D if self.squared else np.sqrt(D), y_idx)
         singletons = [str(c) for c, n in zip(self.classes_, np.bincount(y_idx)) if n == 1]
         if singletons:
             warnings.warn(
@@ -103,7 +108,7 @@ class KernelHLM(PrecomputedClassifier):
     def predict_log_scores(self, D) -> np.ndarray:
         """log pi_k + log phi(z | M_k) for every row of ``D_test_train`` and class k (eq. 6 numerator)."""
         D = self._check_predict_input(D)
-        log_kernel = log_pseudo_density(D**2, self.shape_, self.scale_)
+        log_kernel = log_pseudo_density(D**2 if self.squared else D, self.shape_, self.scale_)
         n_classes = len(self.classes_)
         scores = np.empty((D.shape[0], n_classes))
         counts = np.bincount(self._y_idx, minlength=n_classes)
@@ -112,16 +117,6 @@ class KernelHLM(PrecomputedClassifier):
             scores[:, k] = logsumexp(log_kernel[:, cols], axis=1) - np.log(counts[k])
         return scores + np.log(self.class_prior_)[None, :]
 
-    def predict_log_proba(self, D):
-        scores = self.predict_log_scores(D)
-        return scores - logsumexp(scores, axis=1, keepdims=True)
-
-    def predict_proba(self, D):
-        """Class posteriors p_k(z) of eq. 6."""
-        return np.exp(self.predict_log_proba(D))
-
-    def predict(self, D):
-        return self.classes_[np.argmax(self.predict_log_scores(D), axis=1)]
 
 
 def nearest_same_class_sq_distance(D: np.ndarray, y_idx: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
 from hlm.gamma import ComponentStats, fit_gamma, log_pseudo_density
-from hlm.models._base import PrecomputedClassifier
+from hlm.models._base import PosteriorClassifier
 
 
 @dataclass
@@ -86,7 +86,7 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-class MixtureHLM(PrecomputedClassifier):
+class MixtureHLM(PosteriorClassifier):
     """Mixture HLM classifier on precomputed distances (section 3.1).
 
     Parameters
@@ -250,7 +250,7 @@ class MixtureHLM(PrecomputedClassifier):
     def _fit_kernel(self, D, y):
         from hlm.models.kernel_hlm import KernelHLM
 
-        kernel = KernelHLM(round_shape=self.round_shape).fit(D, y)
+        kernel = KernelHLM(round_shape=self.round_shape, squared=self.squared).fit(D, y)
         n = D.shape[0]
         y_idx = kernel._y_idx
         self.fallback_classes_ = []
@@ -283,16 +283,6 @@ class MixtureHLM(PrecomputedClassifier):
         D = self._check_predict_input(D)
         return self.predict_log_scores_from_prototypes(D[:, self.prototypes_])
 
-    def predict_log_proba(self, D):
-        scores = self.predict_log_scores(D)
-        return scores - logsumexp(scores, axis=1, keepdims=True)
-
-    def predict_proba(self, D):
-        """Class posteriors p_k(z) of eq. 6."""
-        return np.exp(self.predict_log_proba(D))
-
-    def predict(self, D):
-        return self.classes_[np.argmax(self.predict_log_scores(D), axis=1)]
 
     def predict_from_prototypes(self, D_proto):
         """Classify from the test-to-prototype distances only (columns ordered as ``prototypes_``)."""
