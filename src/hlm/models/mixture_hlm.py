@@ -225,9 +225,8 @@ class MixtureHLM(PosteriorClassifier):
         common = _pooled_fit(stats, np.ones(n_comp, bool), self.round_shape)
         for pool in pools:
             in_pool = np.isin(comp_class, pool)
-            fit = _pooled_fit(stats, in_pool, self.round_shape)
-            if fit is None:  # a class without estimable clusters (per_class): use the common fit
-                fit = common
+            # a class without estimable clusters (per_class) uses the common fit
+            fit = (_pooled_fit(stats, in_pool, self.round_shape) if self.shape == "per_class" else None) or common
             s_hat, s_used, ubar = fit
             ubar_j = np.where(stats.weight > 0, stats.mean_u, ubar)
             lam = stats.weight / (stats.weight + 1.0)
