@@ -26,9 +26,10 @@ class PrecomputedClassifier(ClassifierMixin, BaseEstimator):
 
     # -- input checks -------------------------------------------------------
     def _check_fit_input(self, D, y) -> tuple[np.ndarray, np.ndarray]:
-        D = _as_distance_matrix(D, "D_train_train")
+        name = "S_train_train" if self._input_kind == "similarity" else "D_train_train"
+        D = _as_matrix(D, name, self._input_kind)
         if D.shape[0] != D.shape[1]:
-            raise DataError(f"fit: D_train_train must be square, got {D.shape[0]} x {D.shape[1]}")
+            raise DataError(f"fit: {name} must be square, got {D.shape[0]} x {D.shape[1]}")
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != D.shape[0]:
             raise DataError(f"fit: y has {y.shape[0] if y.ndim else 0} labels for {D.shape[0]} objects")
@@ -38,15 +39,19 @@ class PrecomputedClassifier(ClassifierMixin, BaseEstimator):
         self.class_prior_ = counts / counts.sum()
         return D, y_idx
 
+    #: "distance" (non-negative) or "similarity" (any finite value): what the matrices hold
+    _input_kind = "distance"
+
     def _check_predict_input(self, D) -> np.ndarray:
         if not hasattr(self, "classes_"):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        D = _as_distance_matrix(D, "D_test_train")
+        name = "S_test_train" if self._input_kind == "similarity" else "D_test_train"
+        D = _as_matrix(D, name, self._input_kind)
         if D.shape[1] != self.n_features_in_:
             raise DataError(
-                f"predict: D_test_train has {D.shape[1]} columns but the model was fitted on "
+                f"predict: {name} has {D.shape[1]} columns but the model was fitted on "
                 f"{self.n_features_in_} objects (columns must be the training objects)"
             )
         return D
@@ -70,7 +75,17 @@ class PosteriorClassifier(PrecomputedClassifier):
         return self.classes_[np.argmax(self.predict_log_scores(D), axis=1)]
 
 
-def _as_distance_matrix(D, what: str) -> np.ndarray:
+class SimilarityClassifier(PrecomputedClassifier):
+    """Base class of the compared methods (spec section 6): matrices hold similarities.
+
+    ``fit(S_train_train, y)``, ``predict(S_test_train)``; row = the object to
+    fit or classify, column = a training object. Similarities may be negative.
+    """
+
+    _input_kind = "similarity"
+
+
+def _as_matrix(D, what: str, kind: str = "distance") -> np.ndarray:
     try:
         D = np.asarray(D, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -80,6 +95,6 @@ def _as_distance_matrix(D, what: str) -> np.ndarray:
     bad = nonfinite(D)
     if bad:
         raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
-    if (D < 0).any():
+    if kind == "distance" and (D < 0).any():
         raise DataError(f"{what}: {int((D < 0).sum())} negative distances (min {D.min():g})")
     return D
