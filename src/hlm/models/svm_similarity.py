@@ -1,0 +1,316 @@
+"""Global SVMs of the comparison (spec ``compared-methods.md`` sections 6.6, 6.7; HLM paper 5.1, 5.3).
+
+* ``SVMSimilarityKernel``: the fit-set similarity matrix made PSD by clip, flip
+  or shift (spec 6.6), with the consistent test treatment, as a precomputed
+  kernel.
+* ``SVMSimilarityFeatures``: each object's similarity vector to the fit set as
+  its feature vector, linear or RBF kernel (spec 6.7).
+* ``SVMVectors``: a standard SVM on raw feature vectors (HLM paper end of 5.3);
+  not pairwise.
+
+All are one-vs-one (libsvm's ``SVC``) [V: HLM 5.1; spec 2]. libsvm breaks
+vote ties by the first (smallest sorted) class. ``max_iter`` caps libsvm (at
+C = 1e5 it can take very long, spec 6.6/8.8); hitting it is re-emitted as a
+``ConvergenceWarning`` naming the method and C.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+
+from hlm.data.validation import nonfinite
+from hlm.errors import DataError
+from hlm.models._base import SimilarityClassifier
+from hlm.models.spectrum import fit_spectrum
+
+#: Constraints shared by every SVM here (sklearn's SVC: max_iter = -1 means no limit).
+_SVC_CONSTRAINTS = {
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
+    "cache_size": [Interval(Real, 0, None, closed="neither")],
+}
+
+
+# ---------------------------------------------------------------- shared helpers
+def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale") -> tuple[SVC, bool]:
+    """Fit ``SVC`` (one-vs-one); return it and whether libsvm stopped at ``max_iter``.
+
+    libsvm's own ConvergenceWarning is swallowed (the caller re-emits a clearer
+    one); any other warning is passed on unchanged.
+    """
+    svc = SVC(kernel=kernel, C=float(C), gamma=gamma, max_iter=int(max_iter), cache_size=float(cache_size))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        svc.fit(K, y)
+    hit = False
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            hit = True
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return svc, hit
+
+
+def warn_max_iter(what: str, C: float, max_iter: int, detail: str = "") -> None:
+    """The one-line ConvergenceWarning for an SVM that hit ``max_iter`` (spec 6.6, 8.8: record it)."""
+    warnings.warn(
+        f"{what} C={C:g}: libsvm stopped at max_iter={max_iter} before converging{detail}; "
+        "predictions use the unconverged solution",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
+def _require_two_classes(n_classes: int, what: str) -> None:
+    if n_classes < 2:
+        raise DataError(f"fit: {what} needs at least 2 classes in y, got {n_classes}")
+
+
+def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """||A_i - B_j||^2 by the BLAS expansion, tiny negative round-off clipped to 0."""
+    d2 = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
+    return np.maximum(d2, 0.0)
+
+
+# ---------------------------------------------------------------- spec 6.6
+class SVMSimilarityKernel(SimilarityClassifier):
+    """SVM with the similarities as kernel, spectrum made PSD (spec 6.6).
+
+    K = clip/flip/shift of Sym(S_fit) (``fit_spectrum``); test kernel S_te P
+    for clip/flip, S_te for shift (consistent test treatment [V: skl-groups]).
+
+    Parameters
+    ----------
+    C : float
+        SVM cost; CV grid 1e-3..1e5 [V: Sadowski].
+    spectrum : {"clip", "flip", "shift"}
+        "clip" is the method of the comparison; flip/shift are variants.
+    max_iter, cache_size
+        Passed to ``SVC``.
+
+    Attributes
+    ----------
+    negative_eigenfraction_ : float
+        Share of |eigenvalue| mass of Sym(S_fit) on negative eigenvalues.
+    converged_ : bool
+        False if libsvm stopped at ``max_iter``.
+    """
+
+    _parameter_constraints = {**_SVC_CONSTRAINTS, "spectrum": [StrOptions({"clip", "flip", "shift"})]}
+
+    def __init__(self, C: float = 1.0, spectrum: str = "clip", max_iter: int = 100_000, cache_size: float = 200):
+        self.C = C
+        self.spectrum = spectrum
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+
+    def fit(self, S, y):
+        self._validate_params()
+        S, y_idx = self._check_fit_input(S, y)
+        _require_two_classes(len(self.classes_), "SVMSimilarityKernel")
+        self.transform_ = fit_spectrum(S, self.spectrum)
+        self.negative_eigenfraction_ = self.transform_.negative_eigenfraction
+        self.svc_, hit = fit_svc(
+            self.transform_.kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size
+        )
+        self.converged_ = not hit
+        if hit:
+            warn_max_iter(f"SVM (sims-as-kernel, {self.spectrum})", self.C, self.max_iter)
+        return self
+
+    def predict(self, S):
+        S = self._check_predict_input(S)
+        return self.classes_[self.svc_.predict(self.transform_.transform_test(S))]
+
+
+# ---------------------------------------------------------------- spec 6.7
+class SVMSimilarityFeatures(SimilarityClassifier):
+    """SVM with each object's similarity vector to the fit set as features (spec 6.7).
+
+    Features: the rows of S_fit (self-similarity included [R]) and of S_te; no
+    feature scaling [P]. Kernel F F^T (linear) or exp(-gamma' ||F_i - F_j||^2)
+    (rbf), precomputed.
+
+    Parameters
+    ----------
+    C : float
+        SVM cost (1e-3..1e5 [V: Sadowski]).
+    kernel : {"linear", "rbf"}
+    gamma : float
+        RBF width; ignored for linear.
+    gamma_scale : {"absolute", "median"}
+        "absolute": gamma' = gamma (grid 1e-5..1e2 [P]); "median": gamma' =
+        gamma / median_{i<j} ||F_i - F_j||^2 over the fit rows (scale-free, grid
+        2^-5..2^5 [P], spec 3). If that median is 0 the mean over i<j is used
+        instead [P]; if all rows are identical, gamma' = gamma (with a warning).
+    max_iter, cache_size
+        Passed to ``SVC``.
+
+    Attributes
+    ----------
+    gamma_ : float
+        The gamma' used (NaN for linear).
+    converged_ : bool
+    """
+
+    _parameter_constraints = {
+        **_SVC_CONSTRAINTS,
+        "kernel": [StrOptions({"linear", "rbf"})],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "gamma_scale": [StrOptions({"absolute", "median"})],
+    }
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        kernel: str = "linear",
+        gamma: float = 1e-3,
+        gamma_scale: str = "absolute",
+        max_iter: int = 100_000,
+        cache_size: float = 200,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.gamma_scale = gamma_scale
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+
+    def fit(self, S, y):
+        self._validate_params()
+        F, y_idx = self._check_fit_input(S, y)
+        _require_two_classes(len(self.classes_), "SVMSimilarityFeatures")
+        self.features_ = F
+        if self.kernel == "linear":
+            self.gamma_ = np.nan
+            K = F @ F.T
+        else:
+            d2 = squared_distances(F, F)
+            np.fill_diagonal(d2, 0.0)
+            d2 = (d2 + d2.T) / 2.0
+            self.gamma_ = self._effective_gamma(d2)
+            K = np.exp(-self.gamma_ * d2)
+        K = (K + K.T) / 2.0
+        self.svc_, hit = fit_svc(K, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
+        self.converged_ = not hit
+        if hit:
+            warn_max_iter(f"SVM (sims-as-features, {self.kernel})", self.C, self.max_iter)
+        return self
+
+    def _effective_gamma(self, d2: np.ndarray) -> float:
+        if self.gamma_scale == "absolute":
+            return float(self.gamma)
+        upper = d2[np.triu(np.ones(d2.shape, dtype=bool), k=1)]
+        scale = float(np.median(upper)) if upper.size else 0.0
+        if scale <= 0.0 and upper.size:
+            scale = float(upper.mean())  # [P] more than half the pairs are duplicates
+        if scale <= 0.0:
+            warnings.warn(
+                "SVM (sims-as-features, rbf): all fit rows are identical, so gamma_scale='median' "
+                "has no scale; using gamma unscaled",
+                UserWarning,
+                stacklevel=3,
+            )
+            return float(self.gamma)
+        return float(self.gamma) / scale
+
+    def _test_kernel(self, S_te: np.ndarray) -> np.ndarray:
+        if self.kernel == "linear":
+            return S_te @ self.features_.T
+        return np.exp(-self.gamma_ * squared_distances(S_te, self.features_))
+
+    def predict(self, S):
+        S = self._check_predict_input(S)
+        return self.classes_[self.svc_.predict(self._test_kernel(S))]
+
+
+# ---------------------------------------------------------------- HLM end of 5.3
+class SVMVectors(ClassifierMixin, BaseEstimator):
+    """Standard SVM on raw feature vectors (HLM paper, end of 5.3); ``fit(X, y)``, ``predict(X_te)``.
+
+    Features are standardised with the fit-set mean and sd (a constant feature
+    keeps sd 1) [P: the paper does not say]. One-vs-one ``SVC``.
+
+    Parameters
+    ----------
+    C : float
+    kernel : {"linear", "rbf"}
+    gamma : float
+        RBF width on the standardised features; ignored for linear.
+    max_iter, cache_size
+        Passed to ``SVC``.
+    """
+
+    _parameter_constraints = {
+        **_SVC_CONSTRAINTS,
+        "kernel": [StrOptions({"linear", "rbf"})],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        kernel: str = "linear",
+        gamma: float = 0.1,
+        max_iter: int = 100_000,
+        cache_size: float = 200,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+
+    def fit(self, X, y):
+        self._validate_params()
+        X = _as_vectors(X, "fit: X")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise DataError(f"fit: y has {y.shape[0] if y.ndim else 0} labels for {X.shape[0]} rows of X")
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        _require_two_classes(len(self.classes_), "SVMVectors")
+        self.n_features_in_ = X.shape[1]
+        self.mean_ = X.mean(axis=0)
+        sd = X.std(axis=0)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+        self.svc_, hit = fit_svc(
+            (X - self.mean_) / self.scale_, y_idx, C=self.C, max_iter=self.max_iter,
+            cache_size=self.cache_size, kernel=self.kernel, gamma=float(self.gamma),
+        )
+        self.converged_ = not hit
+        if hit:
+            warn_max_iter(f"SVM (vectors, {self.kernel})", self.C, self.max_iter)
+        return self
+
+    def predict(self, X):
+        if not hasattr(self, "classes_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+        X = _as_vectors(X, "predict: X")
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(
+                f"predict: X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}"
+            )
+        return self.classes_[self.svc_.predict((X - self.mean_) / self.scale_)]
+
+
+def _as_vectors(X, what: str) -> np.ndarray:
+    """X as a finite float64 2-D array, else a one-line DataError."""
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what}: not a numeric matrix ({exc})") from None
+    if X.ndim != 2:
+        raise DataError(f"{what}: expected a 2-D matrix (rows = objects), got {X.ndim}-D")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"{what}: empty matrix {X.shape[0]} x {X.shape[1]}")
+    bad = nonfinite(X)
+    if bad:
+        raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
+    return X
