@@ -159,3 +159,15 @@ def test_hlm_models_are_exported_as_json():
     np.testing.assert_array_equal(pred, stored)
     knn = evaluate_method(art, splits, "knn", dataset="toy", seed=0, n_folds=3)
     assert knn.evaluation["model"].isna().all()
+
+
+def test_parallel_cv_gives_the_same_results_as_serial():
+    """CV folds in worker processes: identical CV errors, choices and predictions (seeds do not depend on workers)."""
+    art = _toy_artifact()
+    splits = make_splits(art.n, dataset="toy", n_splits=2, test_fraction=0.2, seed=0)
+    kw = dict(dataset="toy", seed=0, n_folds=5, grid_config={"n_components": [1, 2, 3, 5]})
+    serial = evaluate_method(art, splits, "hlm_vsh", **kw)
+    parallel = evaluate_method(art, splits, "hlm_vsh", n_jobs=2, **kw)
+    assert list(serial.evaluation["cv_error"]) == list(parallel.evaluation["cv_error"])
+    assert list(serial.evaluation["params"]) == list(parallel.evaluation["params"])
+    pd.testing.assert_frame_equal(serial.predictions, parallel.predictions)

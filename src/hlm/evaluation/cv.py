@@ -5,6 +5,10 @@ D[val][:, fit]. Folds are stratified when every class has at least K members
 (else plain K-fold), shuffled with a seed derived from (seed, dataset, split).
 The chosen grid point has the lowest mean CV error; ties go to the earlier
 grid point (grids are listed simplest first).
+
+With ``n_jobs > 1`` the folds run in that many worker processes (joblib's
+loky backend); every fit is seeded by its estimator's ``random_state``, not by
+the worker, so the errors are identical for any ``n_jobs``.
 """
 
 from __future__ import annotations
@@ -36,29 +40,41 @@ def grid_point_fits(params: dict, n_fit: int) -> bool:
     return k is None or k < n_fit
 
 
-def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds) -> np.ndarray:
+def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds, n_jobs: int = 1) -> np.ndarray:
     """Validation error rate for every (grid point, fold).
 
     A grid point the data cannot support on a fold (e.g. so many HLM
     components that no cluster is large enough to estimate from) scores an
     infinite error there instead of stopping the run.
     """
-    errors = np.empty((len(grid), len(folds)))
-    for f, (fit, val) in enumerate(folds):
-        D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
-        for g, params in enumerate(grid):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
-                    model = clone(estimator).set_params(**params).fit(D_fit, y[fit])
-            except HLMError:
-                errors[g, f] = np.inf
-                continue
-            errors[g, f] = np.mean(model.predict(D_val) != y[val])
+    if n_jobs > 1 and len(folds) > 1:
+        from joblib import Parallel, delayed
+
+        columns = Parallel(n_jobs=min(n_jobs, len(folds)), backend="loky")(
+            delayed(_fold_errors)(estimator, D, y, grid, fit, val) for fit, val in folds
+        )
+    else:
+        columns = [_fold_errors(estimator, D, y, grid, fit, val) for fit, val in folds]
+    return np.column_stack(columns) if columns else np.empty((len(grid), 0))
+
+
+def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
+    """Validation error of every grid point on one fold."""
+    D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
+    errors = np.empty(len(grid))
+    for g, params in enumerate(grid):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
+                model = clone(estimator).set_params(**params).fit(D_fit, y[fit])
+        except HLMError:
+            errors[g] = np.inf
+            continue
+        errors[g] = np.mean(model.predict(D_val) != y[val])
     return errors
 
 
-def select_params(estimator, D, y, grid: list[dict], folds) -> tuple[dict, list[dict], np.ndarray]:
+def select_params(estimator, D, y, grid: list[dict], folds, n_jobs: int = 1) -> tuple[dict, list[dict], np.ndarray]:
     """Best grid point by mean CV error (ties: the earlier one).
 
     Grid points that do not fit the smallest fold's training part are dropped
@@ -68,5 +84,5 @@ def select_params(estimator, D, y, grid: list[dict], folds) -> tuple[dict, list[
     searched = [p for p in grid if grid_point_fits(p, n_fit)] or grid[:1]
     if len(searched) <= 1:
         return (dict(searched[0]) if searched else {}), searched, np.zeros((len(searched), 0))
-    errors = cv_errors(estimator, D, y, searched, folds)
+    errors = cv_errors(estimator, D, y, searched, folds, n_jobs)
     return dict(searched[int(np.argmin(errors.mean(axis=1)))]), searched, errors

@@ -44,11 +44,13 @@ def evaluate_method(
     fixed_params: dict | None = None,
     cv_fixed_params: dict | None = None,
     split_ids: list[int] | None = None,
+    n_jobs: int = 1,
 ) -> EvaluationResult:
     """Evaluate one method on every split of one data set.
 
     ``cv_fixed_params`` override ``fixed_params`` while choosing parameters by
     CV only (the final fit uses ``fixed_params``), e.g. fewer VSH restarts.
+    ``n_jobs`` worker processes share the CV folds (same results for any value).
     """
     method = METHODS[method_id]
     if method.input != "distance":
@@ -67,7 +69,7 @@ def evaluate_method(
             folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, int(split), "cv"))
             split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
             cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
-            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds)
+            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds, n_jobs)
             t_cv = time.perf_counter()
             model = clone(split_estimator).set_params(**best).fit(D_tt, y_train)
             t_fit = time.perf_counter()
