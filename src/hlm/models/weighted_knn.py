@@ -1,0 +1,192 @@
+"""Weighted local votes on precomputed similarities: affinity, KRI and KRR k-NN (spec 6.2-6.4).
+
+All three rank the fit-set points by (-s_i, i) (stable sort; spec section 5 [P]),
+take the k = min(n_neighbors, n_fit) most similar as the neighbourhood N, give
+each neighbour a weight w_i and score class g by sum_{i in N} w_i 1[y_i = g].
+The winner is decided by ``break_vote_ties`` (spec section 5: larger prior
+[V: Sadowski], then the class of the highest-ranked neighbour [P]; ties detected
+with isclose(rtol=1e-12)).
+
+Only classes present in N can win [P]: with KRR or negative similarities the
+scores of present classes can be negative, and an absent class (score 0) must
+not beat them. This matches k-NN, where absent classes never win.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from hlm.models._base import SimilarityClassifier
+from hlm.models.knn import break_vote_ties
+from hlm.models.kri import simplex_qp
+from hlm.models.spectrum import fit_spectrum, symmetrize
+
+#: Relative eigenvalue cutoff of the KRR pseudo-inverse (spec 6.4): numpy.linalg.pinv's default,
+#: i.e. ``pinv(a, hermitian=True)`` with rcond and rtol unset uses rcond = 1e-15 (numpy 2.x source).
+#: (``pinv(..., rtol=None)`` would instead use max(M, N) * eps; not used here.)
+PINV_RTOL = 1e-15
+
+_K_CONSTRAINT = [Interval(Integral, 1, None, closed="left")]
+
+
+class _LocalWeightedVote(SimilarityClassifier):
+    """Shared fit/predict of the weighted local votes; subclasses define ``_weights``."""
+
+    def fit(self, S, y):
+        """Store the fit-set similarities S (n x n) and labels y (spec section 1)."""
+        self._validate_params()
+        S, self._y_idx = self._check_fit_input(S, y)
+        self._S_sym = symmetrize(S)
+        return self
+
+    def _neighbours(self, S_te: np.ndarray) -> np.ndarray:
+        """Neighbour indices per row, ranked by (-s_i, i) (spec section 5 [P]); m x k."""
+        k = min(int(self.n_neighbors), S_te.shape[1])
+        return np.argsort(-S_te, axis=1, kind="stable")[:, :k]
+
+    def neighbour_weights(self, S_te) -> tuple[np.ndarray, np.ndarray]:
+        """(neighbours, weights): the ranked neighbour indices and their vote weights, both m x k."""
+        S_te = self._check_predict_input(S_te)
+        nb = self._neighbours(S_te)
+        return nb, self._weights(S_te, nb)
+
+    def class_scores(self, S_te) -> np.ndarray:
+        """Class scores sum_i w_i 1[y_i = g] (m x G); -inf for classes absent from N."""
+        nb, w = self.neighbour_weights(S_te)
+        return self._scores(nb, w)
+
+    def _scores(self, nb: np.ndarray, w: np.ndarray) -> np.ndarray:
+        m, G = nb.shape[0], len(self.classes_)
+        labels = self._y_idx[nb]
+        rows = np.broadcast_to(np.arange(m)[:, None], labels.shape)
+        scores = np.zeros((m, G))
+        np.add.at(scores, (rows, labels), w)
+        present = np.zeros((m, G), dtype=bool)
+        present[rows, labels] = True
+        return np.where(present, scores, -np.inf)
+
+    def predict(self, S_te):
+        """Class with the largest weighted vote; ties as in spec section 5."""
+        nb, w = self.neighbour_weights(S_te)
+        winner = break_vote_ties(self._scores(nb, w), self.class_prior_, self._y_idx[nb])
+        return self.classes_[winner]
+
+    def _local_blocks(self, S_te: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sym(S)[N, N] per row (m x k x k) and s_N (m x k)."""
+        S_N = self._S_sym[nb[:, :, None], nb[:, None, :]]
+        return S_N, np.take_along_axis(S_te, nb, axis=1)
+
+
+class AffinityKNN(_LocalWeightedVote):
+    """Affinity-weighted k-NN (spec 6.2): w_i = s_i / sum_{j in N} s_j.
+
+    [V: HLM "affinity weights"; R: normalisation, which does not change the argmax.]
+    If sum_{j in N} s_j <= 0 the row falls back to the unweighted vote [P];
+    negative neighbour similarities are kept raw and trigger one warning per
+    ``predict`` [P].
+
+    Parameters
+    ----------
+    n_neighbors : int
+        k; capped at the number of fitted objects.
+    """
+
+    _parameter_constraints = {"n_neighbors": _K_CONSTRAINT}
+
+    def __init__(self, n_neighbors: int = 8):
+        self.n_neighbors = n_neighbors
+
+    def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        s_N = np.take_along_axis(S_te, nb, axis=1)
+        n_neg = int((s_N < 0).sum())
+        if n_neg:
+            warnings.warn(
+                f"AffinityKNN: {n_neg} negative neighbour similarities cast negative votes "
+                "(kept raw, spec 6.2)",
+                UserWarning,
+                stacklevel=4,
+            )
+        total = s_N.sum(axis=1, keepdims=True)
+        k = nb.shape[1]
+        safe = np.where(total > 0, total, 1.0)
+        return np.where(total > 0, s_N / safe, 1.0 / k)
+
+
+class KRIKNN(_LocalWeightedVote):
+    """KRI k-NN (clip): kernel ridge interpolation weights on the simplex (spec 6.3).
+
+    Per test row: A0 = Sym(S_N) is clipped locally (``fit_spectrum(S_N, "clip")``,
+    tau = 1e-12 max|mu|), s~ = P s_N ("consistent" [P]) or s_N ("raw"), and
+    w = argmin_{w in simplex} 1/2 w^T (S~ + lambda I) w - s~^T w, solved exactly by
+    ``simplex_qp`` (primal active set [P]).
+
+    Parameters
+    ----------
+    n_neighbors : int
+        k; capped at the number of fitted objects.
+    ridge : float > 0
+        lambda; lambda -> inf gives uniform weights (plain k-NN).
+    test_transform : {"consistent", "raw"}
+        How s_N enters the linear term.
+    """
+
+    _parameter_constraints = {
+        "n_neighbors": _K_CONSTRAINT,
+        "ridge": [Interval(Real, 0, np.inf, closed="neither")],
+        "test_transform": [StrOptions({"consistent", "raw"})],
+    }
+
+    def __init__(self, n_neighbors: int = 8, ridge: float = 1.0, test_transform: str = "consistent"):
+        self.n_neighbors = n_neighbors
+        self.ridge = ridge
+        self.test_transform = test_transform
+
+    def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        S_N, s_N = self._local_blocks(S_te, nb)
+        lam, k = float(self.ridge), nb.shape[1]
+        W = np.empty(nb.shape)
+        for r in range(nb.shape[0]):
+            clip = fit_spectrum(S_N[r], "clip")
+            b = clip.projector @ s_N[r] if self.test_transform == "consistent" else s_N[r]
+            W[r] = simplex_qp(clip.kernel + lam * np.eye(k), b)
+        return W
+
+
+class KRRKNN(_LocalWeightedVote):
+    """KRR k-NN (pinv): w = (Sym(S_N) + lambda I)^+ s_N, unconstrained (spec 6.4 [R]).
+
+    The pseudo-inverse is U diag(phi(mu + lambda)) U^T with phi(t) = 1/t if
+    |t| > rtol * max_j |mu_j + lambda|, else 0, rtol = ``PINV_RTOL`` = 1e-15
+    (numpy.linalg.pinv(hermitian=True) default). Vectorised over rows with
+    batched ``eigh``.
+
+    Parameters
+    ----------
+    n_neighbors : int
+        k; capped at the number of fitted objects.
+    ridge : float >= 0
+        lambda.
+    """
+
+    _parameter_constraints = {
+        "n_neighbors": _K_CONSTRAINT,
+        "ridge": [Interval(Real, 0, np.inf, closed="left")],
+    }
+
+    def __init__(self, n_neighbors: int = 8, ridge: float = 1.0):
+        self.n_neighbors = n_neighbors
+        self.ridge = ridge
+
+    def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        S_N, s_N = self._local_blocks(S_te, nb)
+        mu, U = np.linalg.eigh(S_N)
+        t = mu + float(self.ridge)
+        cutoff = PINV_RTOL * np.abs(t).max(axis=1, keepdims=True)
+        keep = np.abs(t) > cutoff
+        phi = np.divide(1.0, t, out=np.zeros_like(t), where=keep)
+        coef = np.einsum("rji,rj->ri", U, s_N) * phi
+        return np.einsum("rij,rj->ri", U, coef)

@@ -1,0 +1,334 @@
+"""Affinity / KRI / KRR k-NN on precomputed similarities: known answers (spec 6.2-6.4, section 9)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils._param_validation import InvalidParameterError
+
+from hlm.errors import DataError
+from hlm.models.knn import KNNClassifier
+from hlm.models import kri
+from hlm.models.kri import simplex_qp
+from hlm.models.weighted_knn import KRIKNN, KRRKNN, AffinityKNN
+
+ALL = (AffinityKNN, KRIKNN, KRRKNN)
+
+
+def _rbf_data(rng, n_per=20, sep=2.5, m=15):
+    """Two Gaussian blobs; RBF similarities in (0, 1], unit diagonal, PSD."""
+    X = np.vstack([rng.normal(0, 1, (n_per, 2)), rng.normal(sep, 1, (n_per, 2))])
+    y = np.repeat(np.array(["a", "b"]), n_per)
+    Xt = rng.normal(sep / 2, 1.5, (m, 2))
+    return np.exp(-cdist(X, X, "sqeuclidean") / 4), y, np.exp(-cdist(Xt, X, "sqeuclidean") / 4)
+
+
+def _indefinite_similarity(rng, n, m):
+    """Symmetric similarities in [0, 1] with unit diagonal and (generically) negative eigenvalues."""
+    S = rng.uniform(0, 1, (n, n))
+    S = (S + S.T) / 2
+    np.fill_diagonal(S, 1.0)
+    return S, rng.uniform(0, 1, (m, n))
+
+
+# ---------------------------------------------------------------- simplex QP (spec 6.3)
+def _random_pd(rng, k):
+    """PD matrix; low rank + small ridge half the time (makes the active set re-release indices)."""
+    r = k if rng.uniform() < 0.5 else int(rng.integers(1, 3))
+    M = rng.normal(size=(k, r))
+    return M @ M.T + 10 ** rng.uniform(-3, 0) * np.eye(k)
+
+
+def _brute_force_simplex_qp(A, b):
+    """Minimum over all supports F of the equality-constrained QP on F, keeping feasible ones."""
+    k = len(b)
+    best, best_val = None, np.inf
+    for size in range(1, k + 1):
+        for F in itertools.combinations(range(k), size):
+            F = list(F)
+            KKT = np.zeros((size + 1, size + 1))
+            KKT[:size, :size] = A[np.ix_(F, F)]
+            KKT[:size, size] = KKT[size, :size] = 1.0
+            sol = np.linalg.solve(KKT, np.append(b[F], 1.0))
+            if (sol[:size] < -1e-13).any():
+                continue
+            w = np.zeros(k)
+            w[F] = np.maximum(sol[:size], 0.0)
+            val = 0.5 * w @ A @ w - b @ w
+            if val < best_val:
+                best, best_val = w, val
+    return best
+
+
+def _kkt_residual(A, b, w):
+    """Max violation of the simplex-QP optimality conditions."""
+    g = A @ w - b
+    support = w > 0
+    nu = g[support].mean()
+    return max(
+        np.abs(g[support] - nu).max(),
+        max(0.0, -(g[~support] - nu).min(initial=np.inf)),
+        abs(w.sum() - 1.0),
+        max(0.0, -w.min()),
+    )
+
+
+def test_simplex_qp_equals_brute_force_and_satisfies_kkt(monkeypatch):
+    n_released = []
+    grow = kri._grow
+    monkeypatch.setattr(kri, "_grow", lambda *a: n_released.append(1) or grow(*a))
+    rng = np.random.default_rng(1)
+    sizes = []
+    for trial in range(300):
+        k = 1 + trial % 6
+        A = _random_pd(rng, k)
+        b = rng.normal(0, rng.choice([0.3, 3.0]), k)
+        w = simplex_qp(A, b)
+        np.testing.assert_allclose(w, _brute_force_simplex_qp(A, b), atol=1e-10)
+        assert _kkt_residual(A, b, w) < 1e-10
+        sizes.append((k, int((w > 0).sum())))
+    # the cases cover sparse and full supports, so the comparison is not trivial
+    assert any(s < k for k, s in sizes) and any(s == k > 2 for k, s in sizes)
+    assert len(n_released) >= 3  # ... and the path that moves a zero back into F
+
+
+def test_simplex_qp_limits():
+    rng = np.random.default_rng(2)
+    assert simplex_qp(np.array([[3.0]]), np.array([-7.0])).tolist() == [1.0]
+    A, b = _random_pd(rng, 5), rng.normal(size=5)
+    np.testing.assert_allclose(simplex_qp(A + 1e8 * np.eye(5), b), np.full(5, 0.2), atol=1e-7)
+    # a dominant linear term puts all weight on its largest entry (a vertex)
+    np.testing.assert_allclose(simplex_qp(np.eye(4), np.array([0.0, 100.0, 1.0, 2.0])), [0, 1, 0, 0])
+
+
+# ---------------------------------------------------------------- KRI k-NN (spec 6.3)
+def test_kri_weights_are_the_clipped_qp_solution():
+    rng = np.random.default_rng(3)
+    S, S_te = _indefinite_similarity(rng, 12, 8)
+    n_indefinite, W_by = 0, {}
+    for transform in ("consistent", "raw"):
+        model = KRIKNN(n_neighbors=5, ridge=0.1, test_transform=transform).fit(S, np.arange(12) % 3)
+        nb, W = W_by[transform] = model.neighbour_weights(S_te)
+        for r in range(len(S_te)):
+            mu, U = np.linalg.eigh(S[np.ix_(nb[r], nb[r])])
+            n_indefinite += bool((mu < 0).any())
+            keep = mu > 1e-12 * np.abs(mu).max()
+            K = (U[:, keep] * mu[keep]) @ U[:, keep].T
+            s = S_te[r, nb[r]]
+            b = U[:, keep] @ (U[:, keep].T @ s) if transform == "consistent" else s
+            np.testing.assert_allclose(W[r], _brute_force_simplex_qp(K + 0.1 * np.eye(5), b), atol=1e-10)
+    assert n_indefinite >= 2  # some neighbourhoods really needed the clip ...
+    assert np.abs(W_by["consistent"][1] - W_by["raw"][1]).max() > 1e-3  # ... and P s_N mattered
+
+
+def test_kri_huge_ridge_is_the_knn_vote():
+    rng = np.random.default_rng(4)
+    S, y, S_te = _rbf_data(rng)
+    for k in (1, 3, 7):
+        model = KRIKNN(n_neighbors=k, ridge=1e8).fit(S, y)
+        _, W = model.neighbour_weights(S_te)
+        np.testing.assert_allclose(W, 1.0 / k, atol=1e-7)
+        ref = KNNClassifier(n_neighbors=k).fit(1 - S, y).predict(1 - S_te)
+        np.testing.assert_array_equal(model.predict(S_te), ref)
+
+
+def test_kri_one_neighbour_has_weight_one():
+    rng = np.random.default_rng(5)
+    S, S_te = _indefinite_similarity(rng, 10, 4)
+    y = np.arange(10) % 2
+    model = KRIKNN(n_neighbors=1, ridge=0.01).fit(S, y)
+    nb, W = model.neighbour_weights(S_te)
+    np.testing.assert_array_equal(W, 1.0)
+    np.testing.assert_array_equal(model.predict(S_te), y[np.argmax(S_te, axis=1)])
+
+
+def test_kri_consistent_equals_raw_on_positive_definite_neighbourhoods():
+    rng = np.random.default_rng(6)
+    S, y, S_te = _rbf_data(rng, n_per=6, sep=6.0)
+    a = KRIKNN(n_neighbors=4, ridge=0.01).fit(S, y).neighbour_weights(S_te)[1]
+    b = KRIKNN(n_neighbors=4, ridge=0.01, test_transform="raw").fit(S, y).neighbour_weights(S_te)[1]
+    np.testing.assert_allclose(a, b, atol=1e-9)
+
+
+# ---------------------------------------------------------------- KRR k-NN (spec 6.4)
+def test_krr_equals_kernel_ridge_when_well_conditioned():
+    rng = np.random.default_rng(7)
+    S, y, S_te = _rbf_data(rng)
+    k, lam = 6, 0.5
+    model = KRRKNN(n_neighbors=k, ridge=lam).fit(S, y)
+    nb, W = model.neighbour_weights(S_te)
+    scores = model.class_scores(S_te)
+    for r in range(len(S_te)):
+        S_N, s_N, y_N = S[np.ix_(nb[r], nb[r])], S_te[r, nb[r]][None, :], y[nb[r]]
+        kr = KernelRidge(alpha=lam, kernel="precomputed")
+        np.testing.assert_allclose(W[r], kr.fit(S_N, np.eye(k)).predict(s_N)[0], rtol=1e-10, atol=1e-12)
+        onehot = (y_N[:, None] == model.classes_[None, :]).astype(float)
+        ref = kr.fit(S_N, onehot).predict(s_N)[0]
+        present = np.isin(model.classes_, y_N)
+        np.testing.assert_allclose(scores[r, present], ref[present], rtol=1e-10, atol=1e-12)
+        assert np.all(scores[r, ~present] == -np.inf)
+    np.testing.assert_array_equal(model.predict(S_te), model.classes_[np.argmax(scores, axis=1)])
+
+
+def test_krr_zero_ridge_uses_the_hermitian_pseudo_inverse():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(8, 2))
+    X[1], X[5] = X[0], X[4]  # duplicates: singular S_N
+    S = np.exp(-cdist(X, X, "sqeuclidean"))
+    s = np.exp(-cdist(X[:1] + 0.1, X, "sqeuclidean"))
+    model = KRRKNN(n_neighbors=8, ridge=0.0).fit(S, np.arange(8) % 2)
+    nb, W = model.neighbour_weights(s)
+    S_N = S[np.ix_(nb[0], nb[0])]
+    np.testing.assert_allclose(W[0], np.linalg.pinv(S_N, hermitian=True) @ s[0, nb[0]], atol=1e-8)
+
+
+def test_krr_on_indefinite_asymmetric_similarities_uses_sym_plus_ridge():
+    rng = np.random.default_rng(12)
+    S = rng.uniform(0, 1, (15, 15))  # asymmetric; Sym(S_N) indefinite
+    np.fill_diagonal(S, 1.0)
+    S_te = rng.uniform(0, 1, (5, 15))
+    model = KRRKNN(n_neighbors=7, ridge=0.2).fit(S, np.arange(15) % 3)
+    nb, W = model.neighbour_weights(S_te)
+    n_indefinite = 0
+    for r in range(5):
+        S_N = S[np.ix_(nb[r], nb[r])]
+        A = (S_N + S_N.T) / 2 + 0.2 * np.eye(7)
+        n_indefinite += bool((np.linalg.eigvalsh(A) < 0).any())
+        np.testing.assert_allclose(W[r], np.linalg.pinv(A, hermitian=True) @ S_te[r, nb[r]], rtol=1e-9, atol=1e-9)
+    assert n_indefinite >= 1
+
+
+# ---------------------------------------------------------------- affinity k-NN (spec 6.2)
+def test_knn_on_one_minus_s_equals_sklearn_and_shares_the_ranking():
+    rng = np.random.default_rng(9)
+    S, y, S_te = _rbf_data(rng)
+    for k in (1, 3, 5):
+        ref = KNeighborsClassifier(n_neighbors=k, metric="precomputed").fit(1 - S, y)
+        np.testing.assert_array_equal(KNNClassifier(n_neighbors=k).fit(1 - S, y).predict(1 - S_te), ref.predict(1 - S_te))
+        nb, _ = AffinityKNN(n_neighbors=k).fit(S, y).neighbour_weights(S_te)
+        np.testing.assert_array_equal(nb, ref.kneighbors(1 - S_te, return_distance=False))
+
+
+def test_affinity_equals_knn_when_neighbour_similarities_are_equal():
+    rng = np.random.default_rng(10)
+    n, m = 30, 60
+    y = np.array(["a"] * 14 + ["b"] * 10 + ["c"] * 6)
+    S, _ = _indefinite_similarity(rng, n, 0)
+    for k in (2, 3, 4, 6):  # even k: count ties, decided by the section-5 rule in both
+        S_te = rng.uniform(0, 0.5, (m, n))
+        for r in range(m):
+            S_te[r, rng.choice(n, k, replace=False)] = 0.7
+        ours = AffinityKNN(n_neighbors=k).fit(S, y).predict(S_te)
+        ref = KNNClassifier(n_neighbors=k).fit(1 - S, y).predict(1 - S_te)
+        np.testing.assert_array_equal(ours, ref)
+
+
+def test_affinity_weights_change_the_vote():
+    S = np.eye(3)
+    y = np.array(["a", "b", "b"])
+    s = np.array([[0.9, 0.2, 0.2]])
+    assert AffinityKNN(n_neighbors=3).fit(S, y).predict(s)[0] == "a"
+    assert KNNClassifier(n_neighbors=3).fit(1 - S, y).predict(1 - s)[0] == "b"
+
+
+def test_affinity_nonpositive_sum_falls_back_to_unweighted_vote_and_warns_on_negatives():
+    S = np.eye(4)
+    y = np.array(["b", "b", "a", "a"])
+    model = AffinityKNN(n_neighbors=3).fit(S, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nb, W = model.neighbour_weights(np.zeros((1, 4)))
+    np.testing.assert_array_equal(nb, [[0, 1, 2]])
+    np.testing.assert_array_equal(W, 1 / 3)
+    assert model.predict(np.zeros((1, 4)))[0] == "b"
+    s_neg = np.array([[0.1, -0.5, -0.6, 0.2]])  # neighbours 3 (a), 0 (b), 1 (b); sum -0.2
+    with pytest.warns(UserWarning, match="negative neighbour similarities"):
+        assert model.predict(s_neg)[0] == "b"
+    s_neg_pos = np.array([[0.1, -0.05, -0.6, 0.9]])  # sum 0.95 > 0: raw weights, a wins
+    with pytest.warns(UserWarning, match="1 negative"):
+        assert model.predict(s_neg_pos)[0] == "a"
+
+
+# ---------------------------------------------------------------- vote ties (spec section 5)
+@pytest.mark.parametrize("cls", ALL)
+def test_vote_tie_goes_to_larger_prior_then_highest_ranked(cls):
+    S = 0.1 + 0.9 * np.eye(5)
+    s = np.array([[0.5, 0.5, 0.1, 0.1, 0.1]])  # neighbours 0, 1 with equal weights
+    model = cls(n_neighbors=2).fit(S, ["b", "a", "a", "b", "a"])  # prior a = 3/5
+    assert model.predict(s)[0] == "a"
+    S4 = 0.1 + 0.9 * np.eye(4)
+    model = cls(n_neighbors=2).fit(S4, ["q", "p", "p", "q"])  # equal priors
+    rows = np.array([[0.5, 0.5, 0.1, 0.1], [0.1, 0.1, 0.5, 0.5]])
+    np.testing.assert_array_equal(model.predict(rows), ["q", "p"])
+
+
+def test_weighted_tie_detected_with_rtol():
+    S = np.eye(3)
+    model = AffinityKNN(n_neighbors=3).fit(S, ["b", "a", "a"])  # prior a = 2/3
+    assert model.predict(np.array([[0.6, 0.3, 0.3]]))[0] == "a"  # 0.5 vs 0.25 + 0.25
+    assert model.predict(np.array([[0.6, 0.3, 0.29]]))[0] == "b"
+
+
+# ---------------------------------------------------------------- sklearn plumbing
+@pytest.mark.parametrize("cls", ALL)
+def test_pairwise_tag_slices_square_matrices_in_cross_val_score(cls):
+    rng = np.random.default_rng(11)
+    S, y, _ = _rbf_data(rng, n_per=15, sep=4.0)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    scores = cross_val_score(cls(n_neighbors=3), S, y, cv=cv)
+    manual = [
+        np.mean(cls(n_neighbors=3).fit(S[np.ix_(tr, tr)], y[tr]).predict(S[np.ix_(te, tr)]) == y[te])
+        for tr, te in cv.split(S, y)
+    ]
+    np.testing.assert_allclose(scores, manual)
+    assert scores.mean() > 0.8
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_bad_input_raises_data_error(cls):
+    S = np.eye(4)
+    y = [0, 0, 1, 1]
+    with pytest.raises(DataError):
+        cls().fit(np.ones((4, 3)), y)
+    with pytest.raises(DataError):
+        cls().fit(S, [0, 1])
+    bad = S.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(DataError):
+        cls().fit(bad, y)
+    model = cls().fit(S, y)
+    with pytest.raises(DataError):
+        model.predict(np.ones((2, 3)))
+    with pytest.raises(DataError):
+        model.predict(np.full((2, 4), np.inf))
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        KRIKNN(ridge=0.0),
+        KRIKNN(ridge=-1.0),
+        KRIKNN(ridge=np.inf),
+        KRIKNN(test_transform="flip"),
+        KRRKNN(ridge=-1e-3),
+        KRRKNN(ridge=np.nan),
+        AffinityKNN(n_neighbors=0),
+        KRRKNN(n_neighbors=2.5),
+    ],
+)
+def test_invalid_parameters_rejected(model):
+    with pytest.raises(InvalidParameterError):
+        model.fit(np.eye(4), [0, 0, 1, 1])
+
+
+def test_k_is_capped_at_fit_set_size():
+    S = np.eye(3)
+    model = KRRKNN(n_neighbors=50, ridge=0.0).fit(S, ["a", "b", "b"])
+    nb, W = model.neighbour_weights(np.array([[0.9, 0.0, 0.0]]))
+    assert nb.shape == (1, 3)
+    assert model.predict(np.array([[0.9, 0.0, 0.0]]))[0] == "a"
