@@ -26,16 +26,17 @@ def _long() -> pd.DataFrame:
 def test_error_rate_table_mean_sd_and_na():
     table = error_rate_table(_long(), DATASETS, METHODS)
     assert list(table.index) == METHODS and list(table.columns) == DATASETS
-    # mean 20, sample sd sqrt((100 + 0 + 100) / 2) = 10
-    assert table.loc["a", "ds1"] == "20.00 (10.00)"
-    assert table.loc["a", "ds2"] == "7.50 (2.50)"
-    assert table.loc["b", "ds1"] == "2.00 (1.00)"
+    # mean 20, sample sd sqrt((100 + 0 + 100) / 2) = 10; bold: b is best on ds1, and a's three
+    # positive differences give the exact one-sided Wilcoxon p = 1/8 >= 0.05 (not significantly worse)
+    assert table.loc["a", "ds1"] == "**20.00 (10.00)**"
+    assert table.loc["a", "ds2"] == "**7.50 (2.50)**"
+    assert table.loc["b", "ds1"] == "**2.00 (1.00)**"
     assert table.loc["b", "ds2"] == "NA"
 
 
 def test_single_split_has_na_sd():
     df = _long().query("split == 0")
-    assert error_rate_table(df, ["ds1"], ["a"]).loc["a", "ds1"] == "10.00 (NA)"
+    assert error_rate_table(df, ["ds1"], ["a"]).loc["a", "ds1"] == "**10.00 (NA)**"
 
 
 def test_order_follows_arguments():
@@ -48,9 +49,9 @@ def test_write_tables(tmp_path):
     write_error_rate_tables(_long(), DATASETS, METHODS, csv, md, summary_path=tidy)
     wide = pd.read_csv(csv, keep_default_na=False)
     assert list(wide.columns) == ["method", "ds1", "ds2"]
-    assert wide.values.tolist() == [["a", "20.00 (10.00)", "7.50 (2.50)"], ["b", "2.00 (1.00)", "NA"]]
+    assert wide.values.tolist() == [["a", "**20.00 (10.00)**", "**7.50 (2.50)**"], ["b", "**2.00 (1.00)**", "NA"]]
     df = pd.read_csv(tidy, keep_default_na=False, na_values=[""])
-    assert list(df.columns) == ["method", "dataset", "to_distance", "n_splits", "mean", "sd", "cell"]
+    assert list(df.columns) == ["method", "dataset", "to_distance", "n_splits", "mean", "sd", "cell", "p_worse", "bold"]
     assert list(zip(df.method, df.dataset)) == [("a", "ds1"), ("a", "ds2"), ("b", "ds1"), ("b", "ds2")]
     row = df.iloc[0]
     assert (row["mean"], row["sd"], row["n_splits"], row["cell"]) == (20.0, 10.0, 3, "20.00 (10.00)")
@@ -59,8 +60,8 @@ def test_write_tables(tmp_path):
     lines = md.read_text().splitlines()
     assert lines[0].startswith("Test error rate in %: mean (sd) over 3 random 80/20 train/test splits")
     assert "| Classifier | ds1 | ds2 |" in lines
-    assert "| a | 20.00 (10.00) | 7.50 (2.50) |" in lines
-    assert "| b | 2.00 (1.00) | NA |" in lines
+    assert "| a | **20.00 (10.00)** | **7.50 (2.50)** |" in lines
+    assert "| b | **2.00 (1.00)** | NA |" in lines
     assert lines[-1] == "Distances: ds1: bound_minus; ds2: reciprocal"
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -75,7 +76,7 @@ def test_load_evaluations(tmp_path):
     assert len(long) == 4
     assert list(long[["dataset", "method", "to_distance"]].drop_duplicates().itertuples(index=False)) == [
         ("ds1", "a", "bound_minus"), ("ds2", "b", "NA")]
-    assert error_rate_table(long, ["ds1"], ["a"]).loc["a", "ds1"] == "15.00 (7.07)"
+    assert error_rate_table(long, ["ds1"], ["a"]).loc["a", "ds1"] == "**15.00 (7.07)**"
 
 
 @pytest.mark.parametrize("methods", [METHODS, ["a", "b", "c"]])
@@ -100,3 +101,56 @@ def test_cv_components_curve_and_figure(tmp_path):
     out = tmp_path / "cv.png"
     plot_cv_components({"hlm_kernel_vsh": ev}, out, dataset="toy")
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def _exact_wilcoxon_greater(diff) -> float:
+    """Brute-force one-sided signed-rank p-value: share of the 2^n sign patterns with W+ >= observed."""
+    import itertools
+
+    import numpy as np
+    from scipy.stats import rankdata
+
+    diff = np.asarray(diff, dtype=float)
+    ranks = rankdata(np.abs(diff))
+    observed = ranks[diff > 0].sum()
+    totals = [sum(r for r, s in zip(ranks, signs) if s) for signs in itertools.product([0, 1], repeat=len(diff))]
+    return float(np.mean(np.array(totals) >= observed - 1e-12))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bold_follows_exact_one_sided_wilcoxon(seed):
+    import numpy as np
+
+    from hlm.reporting.tables import ALPHA, not_worse_than_best, summarize
+
+    rng = np.random.default_rng(seed)
+    n = 9
+    best = rng.uniform(5, 15, n)
+    diffs = {"close": rng.normal(0.5, 3, n), "far": rng.uniform(0.5, 4, n) * rng.choice([1, 1, 1, -1], n)}
+    rows = [{"dataset": "d", "method": "best", "split": k, "error_rate": e} for k, e in enumerate(best)]
+    for m, d in diffs.items():
+        rows += [{"dataset": "d", "method": m, "split": k, "error_rate": e} for k, e in enumerate(best + d)]
+    long = pd.DataFrame(rows)
+    methods = ["far", "close", "best"]
+    p = not_worse_than_best(long, methods)
+    top = long.groupby("method")["error_rate"].mean()[methods].idxmin()
+    assert p[top] == 1.0
+    for m in methods:
+        if m != top:
+            d = long[long.method == m].error_rate.to_numpy() - long[long.method == top].error_rate.to_numpy()
+            assert p[m] == pytest.approx(_exact_wilcoxon_greater(d), abs=1e-12)
+    bold = summarize(long, ["d"], methods).set_index("method")["bold"]
+    assert all(bold[m] == (p[m] >= ALPHA) for m in methods)
+
+
+def test_twenty_splits_all_worse_is_not_bold_and_equal_is_bold():
+    import numpy as np
+
+    base = np.linspace(5, 20, 20)
+    rows = [{"dataset": "d", "method": m, "split": k, "error_rate": e}
+            for m, errs in {"best": base, "worse": base + np.arange(1, 21) / 10, "same": base}.items()
+            for k, e in enumerate(errs)]
+    s = __import__("hlm.reporting.tables", fromlist=["summarize"]).summarize(
+        pd.DataFrame(rows), ["d"], ["best", "worse", "same"]).set_index("method")
+    assert s.loc["worse", "p_worse"] == pytest.approx(2.0 ** -20)
+    assert not s.loc["worse", "bold"] and s.loc["same", "bold"] and s.loc["best", "bold"]

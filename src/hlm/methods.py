@@ -31,9 +31,10 @@ class MethodSpec:
     id: str
     label: str  # name in tables and figures, as in the paper
     estimator: str  # "module:Class", imported on use (keeps the Snakefile's parse fast)
-    input: str  # "distance" (later: "similarity", "vectors")
+    input: str  # "distance", "similarity" (native, else 1/d per fit set; spec 4.2) or "vectors"
     sources: tuple[str, ...]
     posteriors: bool = False  # predict_proba is a posterior (eq. 6), stored with predictions
+    parallel_cv: bool = False  # costly CV: the job gets several threads (worker processes for the folds)
     default_grid: dict = field(default_factory=dict)
     default_fixed: dict = field(default_factory=dict)  # what makes the method (e.g. its clustering)
 
@@ -110,6 +111,7 @@ def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), ext
         sources=("models/mixture_hlm.py", "gamma.py", "clustering/__init__.py", "clustering/result.py",
                  f"clustering/{CLUSTERING_SOURCE[clustering]}", *extra_sources),
         posteriors=True,
+        parallel_cv=True,
         default_grid={"n_components": [*HLM_COMPONENTS, *extra_grid]},
         default_fixed={"clustering": clustering},
     )
@@ -127,6 +129,64 @@ METHODS.update(
                                        extra_sources=["models/kernel_hlm.py"]),
     }
 )
+
+
+# -- the methods the paper compares against (spec compared-methods.md, section 6; grids: section 3)
+K_GRID = [1, 2, 4, 8, 16, 32, 64, 128]
+C_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4, 1e5]
+RIDGE_GRID = [10.0, 1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest lambda) first
+GAMMA_GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2]
+EPSILON_GRID = [1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest epsilon) first
+VECTOR_GAMMA_GRID = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
+#: a similarity method on distance-only data is wrapped in SimilarityFromDistances
+_SIMILARITY_SOURCES = ("models/from_distances.py", "data/conversions.py")
+
+
+def _compared(method_id, label, estimator, sources, grid, fixed=None, input="similarity", parallel_cv=False):
+    return MethodSpec(
+        id=method_id, label=label, estimator=f"hlm.models.{estimator}", input=input,
+        sources=(*sources, *(_SIMILARITY_SOURCES if input == "similarity" else ())),
+        default_grid=grid, default_fixed=fixed or {}, parallel_cv=parallel_cv,
+    )
+
+
+_SVM = ("models/svm_similarity.py", "models/spectrum.py")
+METHODS.update(
+    {
+        "affinity_knn": _compared("affinity_knn", "affinity k-NN", "weighted_knn:AffinityKNN",
+                                  ("models/weighted_knn.py", "models/knn.py"), {"n_neighbors": K_GRID}),
+        "kri_knn": _compared("kri_knn", "KRI k-NN (clip)", "weighted_knn:KRIKNN",
+                             ("models/weighted_knn.py", "models/kri.py", "models/knn.py", "models/spectrum.py"),
+                             {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}),
+        "krr_knn": _compared("krr_knn", "KRR k-NN (pinv)", "weighted_knn:KRRKNN",
+                             ("models/weighted_knn.py", "models/knn.py"), {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}),
+        "local_sda": _compared("local_sda", "local SDA", "local_sda:LocalSDA",
+                               ("models/local_sda.py", "models/knn.py"), {"n_neighbors": K_GRID}),
+        "svm_kernel_clip": _compared("svm_kernel_clip", "SVM sims-as-kernel (clip)",
+                                     "svm_similarity:SVMSimilarityKernel", _SVM, {"C": C_GRID},
+                                     fixed={"spectrum": "clip"}),
+        "svm_features_linear": _compared("svm_features_linear", "SVM sims-as-features (linear)",
+                                         "svm_similarity:SVMSimilarityFeatures", _SVM, {"C": C_GRID},
+                                         fixed={"kernel": "linear"}),
+        "svm_features_rbf": _compared("svm_features_rbf", "SVM sims-as-features (RBF)",
+                                      "svm_similarity:SVMSimilarityFeatures", _SVM,
+                                      {"C": C_GRID, "gamma": GAMMA_GRID}, fixed={"kernel": "rbf"}, parallel_cv=True),
+        "svm_knn": _compared("svm_knn", "SVM-KNN (clip)", "svm_knn:SVMKNN", ("models/svm_knn.py", *_SVM),
+                             {"n_neighbors": K_GRID, "C": C_GRID}, parallel_cv=True),
+        "psvm": _compared("psvm", "P-SVM", "psvm:PSVM", ("models/psvm.py",),
+                          {"C": C_GRID, "epsilon": EPSILON_GRID}, parallel_cv=True),
+        "svm_vector_linear": _compared("svm_vector_linear", "SVM (vectors, linear)", "svm_similarity:SVMVectors",
+                                       _SVM, {"C": C_GRID}, fixed={"kernel": "linear"}, input="vectors"),
+        "svm_vector_rbf": _compared("svm_vector_rbf", "SVM (vectors, RBF)", "svm_similarity:SVMVectors", _SVM,
+                                    {"C": C_GRID, "gamma": VECTOR_GAMMA_GRID}, fixed={"kernel": "rbf"},
+                                    input="vectors"),
+    }
+)
+
+
+def method_applies(method_id: str, dataset_kind: str) -> bool:
+    """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
+    return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"
 
 
 def method_sources(method_id: str) -> list[str]:

@@ -27,6 +27,7 @@ for _method in METHODS:
                 "seed": config["seed"],
             },
             experiment=EXPERIMENT,
+        threads: method_threads(_method)
         log:
             f"logs/evaluate/{{dataset}}/{_method}.log",
         conda:

@@ -4,15 +4,27 @@
 rule error_rate_tables:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/tables.py", "stages/report.py"),
+        code=src("reporting/tables.py", "reporting/paper.py", "stages/report.py"),
     output:
-        csv="results/tables/error_rates.csv",
-        summary="results/tables/error_rates_summary.csv",
-        md=report(
-            "results/tables/error_rates.md",
+        csv=report(
+            "results/tables/error_rates.csv",
             caption="../report/error_rates_table.rst",
             category="Error rates",
         ),
+        summary="results/tables/error_rates_summary.csv",
+        md="results/tables/error_rates.md",
+        paper_md="results/tables/error_rates_paper.md",
+        paper_csv=report(
+            "results/tables/error_rates_paper.csv",
+            caption="../report/error_rates_paper.rst",
+            category="Error rates",
+        ),
+        run_time_csv=report(
+            "results/tables/run_time.csv",
+            caption="../report/run_time.rst",
+            category="Run time",
+        ),
+        run_time_md="results/tables/run_time.md",
     params:
         datasets=DATASETS,
         methods=RUN_METHODS,

@@ -23,6 +23,7 @@ run(
         tags=tags,
         run_params=sm.params.run_params,
         experiment=sm.params.experiment,
+        n_jobs=sm.threads,
     ),
     sm.log[0],
 )

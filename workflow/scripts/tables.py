@@ -9,6 +9,8 @@ from hlm.stages.report import tables  # noqa: E402
 sm = snakemake  # noqa: F821
 run(
     lambda: tables(list(sm.input.evaluations), csv_out=sm.output.csv, md_out=sm.output.md,
-                   summary_out=sm.output.summary, **sm.params),
+                   summary_out=sm.output.summary, paper_md_out=sm.output.paper_md,
+                   paper_csv_out=sm.output.paper_csv, run_time_csv_out=sm.output.run_time_csv,
+                   run_time_md_out=sm.output.run_time_md, **sm.params),
     sm.log[0],
 )

@@ -6,7 +6,11 @@ half-written file behind. Nothing here reads or writes pickles.
 
 The distance artifact (``results/distances/{dataset}.parquet``) has one row
 per object: ``id`` (string), ``label`` (string) and ``distances``
-(list<double>, that object's row of the final N x N distance matrix). Its
+(list<double>, that object's row of the final N x N distance matrix). Data
+sets that ship a similarity also keep it, unconverted, in ``similarities``
+(list<double>, row i = psi(x_i, .)), for the compared methods (spec 4.2: use
+the native similarity, never a round trip through a distance); data sets of
+``kind: vectors`` keep their feature vectors in ``vectors``. Its
 schema metadata (key ``hlm``) is a JSON object recording the source, the
 conversion and the shape.
 """
@@ -88,6 +92,8 @@ class DistanceArtifact:
     labels: np.ndarray  # (N,) str
     distances: np.ndarray  # (N, N) float64
     metadata: dict = field(default_factory=dict)
+    similarities: np.ndarray | None = None  # (N, N) native similarity, if the data set has one
+    vectors: np.ndarray | None = None  # (N, p) feature vectors, for kind: vectors
 
     @property
     def n(self) -> int:
@@ -123,18 +129,42 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None
         )
     if n * n >= 2**31:
         raise DataError(f"{path}: {n} objects exceed the N x N artifact limit (N^2 < 2^31)")
-    offsets = pa.array(np.arange(0, n * n + 1, n, dtype=np.int32))
-    lists = pa.ListArray.from_arrays(offsets, pa.array(D.ravel()))
     meta = {**artifact.metadata, "shape": [n, n]}
-    table = pa.table(
-        {
-            "id": pa.array([str(i) for i in artifact.ids], pa.string()),
-            "label": pa.array([str(y) for y in artifact.labels], pa.string()),
-            "distances": lists,
-        },
-        schema=DISTANCE_SCHEMA.with_metadata({METADATA_KEY: json.dumps(meta).encode()}),
-    )
+    columns = {
+        "id": pa.array([str(i) for i in artifact.ids], pa.string()),
+        "label": pa.array([str(y) for y in artifact.labels], pa.string()),
+        "distances": _row_lists(D),
+    }
+    schema = DISTANCE_SCHEMA
+    for name, M, width in (("similarities", artifact.similarities, n), ("vectors", artifact.vectors, None)):
+        if M is None:
+            continue
+        M = np.ascontiguousarray(M, dtype=np.float64)
+        if M.ndim != 2 or M.shape[0] != n or (width is not None and M.shape[1] != width):
+            raise DataError(f"{path}: {name} {M.shape} do not match {n} objects")
+        columns[name] = _row_lists(M)
+        schema = schema.append(pa.field(name, pa.list_(pa.float64())))
+    table = pa.table(columns, schema=schema.with_metadata({METADATA_KEY: json.dumps(meta).encode()}))
     write_table(table, path)
+
+
+def _row_lists(M: np.ndarray) -> pa.ListArray:
+    """A matrix as one list<double> per row."""
+    n, p = M.shape
+    offsets = pa.array(np.arange(0, n * p + 1, p, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.array(M.ravel()))
+
+
+def _row_matrix(table: pa.Table, name: str, path, width: int | None) -> np.ndarray | None:
+    """The list<double> column ``name`` as an N x width matrix (None if absent)."""
+    if name not in table.column_names:
+        return None
+    n = table.num_rows
+    flat = table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    p = width if width is not None else (flat.size // n if n else 0)
+    if flat.size != n * p:
+        raise DataError(f"{path}: column '{name}' does not form a {n} x {p} matrix")
+    return np.asarray(flat, dtype=np.float64).reshape(n, p)
 
 
 def read_distances(path: str | os.PathLike) -> DistanceArtifact:
@@ -147,13 +177,12 @@ def read_distances(path: str | os.PathLike) -> DistanceArtifact:
     if missing:
         raise DataError(f"{path}: distance artifact lacks column(s) {sorted(missing)}")
     n = table.num_rows
-    flat = table.column("distances").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    if flat.size != n * n:
-        raise DataError(f"{path}: distance rows do not form a {n}x{n} matrix")
     meta = json.loads((table.schema.metadata or {}).get(METADATA_KEY, b"{}"))
     return DistanceArtifact(
         ids=np.asarray(table.column("id").to_pylist(), dtype=object).astype(str),
         labels=np.asarray(table.column("label").to_pylist(), dtype=object).astype(str),
-        distances=np.asarray(flat, dtype=np.float64).reshape(n, n),
+        distances=_row_matrix(table, "distances", path, n),
         metadata=meta,
+        similarities=_row_matrix(table, "similarities", path, n),
+        vectors=_row_matrix(table, "vectors", path, None),
     )

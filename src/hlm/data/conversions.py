@@ -129,14 +129,7 @@ def distance_to_similarity(
     if pos.size == 0:
         raise _err(where, "cannot convert distances to similarities: no positive off-diagonal distance")
     U = float(1.0 / pos.min())
-
-    def recip(M: np.ndarray) -> np.ndarray:
-        out = np.full(M.shape, U)
-        nz = M > 0
-        out[nz] = np.minimum(1.0 / M[nz], U)
-        return out
-
-    S_fit = recip(D)
+    S_fit = reciprocal_similarity(D, U)
     np.fill_diagonal(S_fit, U)
     S_test = None
     if D_test is not None:
@@ -145,5 +138,13 @@ def distance_to_similarity(
             raise _err(where, f"test distances {T.shape} do not have {D.shape[0]} columns")
         if (T < 0).any() or not np.isfinite(T).all():
             raise _err(where, "test distances must be finite and non-negative")
-        S_test = recip(T)
+        S_test = reciprocal_similarity(T, U)
     return S_fit, S_test, U
+
+
+def reciprocal_similarity(D: np.ndarray, upper_bound: float) -> np.ndarray:
+    """min(1/d, U) elementwise, with d = 0 -> U (spec section 4.2)."""
+    out = np.full(D.shape, float(upper_bound))
+    nz = D > 0
+    out[nz] = np.minimum(1.0 / D[nz], upper_bound)
+    return out

@@ -143,6 +143,7 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
         "symmetrized": False,
         "distance": None,
     }
+    native = {}  # the data set's own similarities or vectors, kept for the compared methods
     if spec.kind in ("similarity", "distance"):
         M, ids, labels = _matrix_source(spec, src, root, meta)
         M = check_matrix(M, name=spec.name, path=spec.path, kind=spec.kind)
@@ -155,6 +156,7 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
         if spec.kind == "similarity":
             D, info = similarity_to_distance(M, spec.to_distance or "auto", spec.upper_bound, where=w)
             meta.update(info)
+            native = {"similarities": M}
         else:
             D = M
             meta["to_distance"] = "identity"
@@ -165,7 +167,9 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
         labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
         meta["distance"] = spec.distance
         if spec.kind == "vectors":
-            D = euclidean(_vectors(frame, w))
+            X = _vectors(frame, w)
+            D = euclidean(X)
+            native = {"vectors": X}
         else:
             D = value_difference_metric(_categories(frame, spec.na_value, w), labels, q=VDM_Q)
             meta.update({"vdm_q": VDM_Q, "na_value": spec.na_value, "uses_labels": True})
@@ -173,4 +177,5 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
     meta["symmetrized"] = asym
     D = check_matrix(D, name=spec.name, path=spec.path, kind="distance")
     meta["class_counts"] = dict(sorted(Counter(labels.tolist()).items()))
-    return DistanceArtifact(ids=ids, labels=labels, distances=D, metadata=meta)
+    meta["native"] = sorted(native)
+    return DistanceArtifact(ids=ids, labels=labels, distances=D, metadata=meta, **native)

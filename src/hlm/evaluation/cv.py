@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import get_tags
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from hlm.errors import HLMError
@@ -36,7 +37,7 @@ def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray,
 
 def grid_point_fits(params: dict, n_fit: int) -> bool:
     """Neighbourhood sizes at or above the fit-set size are dropped (k-NN grids)."""
-    k = params.get("n_neighbors")
+    k = next((v for name, v in params.items() if name.rsplit("__", 1)[-1] == "n_neighbors"), None)
     return k is None or k < n_fit
 
 
@@ -60,7 +61,10 @@ def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds, 
 
 def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
     """Validation error of every grid point on one fold."""
-    D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
+    if get_tags(estimator).input_tags.pairwise:
+        D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
+    else:  # feature vectors
+        D_fit, D_val = D[fit], D[val]
     errors = np.empty(len(grid))
     for g, params in enumerate(grid):
         try:

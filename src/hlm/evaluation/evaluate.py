@@ -22,8 +22,9 @@ from hlm.data.artifacts import DistanceArtifact
 from hlm.evaluation.cv import make_folds, select_params
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
-from hlm.errors import HLMError
+from hlm.errors import DataError, HLMError
 from hlm.methods import METHODS, check_method_params
+from hlm.models.from_distances import SimilarityFromDistances
 
 
 @dataclass
@@ -53,15 +54,19 @@ def evaluate_method(
     ``n_jobs`` worker processes share the CV folds (same results for any value).
     """
     method = METHODS[method_id]
-    if method.input != "distance":
-        raise NotImplementedError(f"method {method_id!r} needs input {method.input!r}")
-    D, labels = artifact.distances, artifact.labels
+    labels = artifact.labels
     grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params, "cv_fixed": cv_fixed_params})
     estimator = method.make(fixed_params)
+    X, wrapped = method_input(artifact, method_id)
+    if wrapped:  # similarity method on distance-only data: 1/d with the fit set's bound (spec 4.2)
+        estimator = SimilarityFromDistances(estimator)
+        grid = [_nested(p) for p in grid]
+        cv_fixed_params = _nested(cv_fixed_params or {})
+    pairwise = method.input != "vectors"
     rows, preds = [], []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
         train, test = split_indices(splits, int(split))
-        D_tt, D_te = D[np.ix_(train, train)], D[np.ix_(test, train)]
+        D_tt, D_te = (X[np.ix_(train, train)], X[np.ix_(test, train)]) if pairwise else (X[train], X[test])
         y_train, y_test = labels[train], labels[test]
         with warnings.catch_warnings(record=True) as caught, _context(dataset, method_id, int(split)):
             warnings.simplefilter("always")
@@ -86,9 +91,9 @@ def evaluate_method(
                 "fit_seconds": t_fit - t0,
                 "predict_seconds": t_pred - t_fit,
                 "cv_seconds": t_cv - t0,
-                "params": json.dumps(_jsonable({**best, **_fitted_summary(model)}), sort_keys=True),
+                "params": json.dumps(_jsonable({**_plain(best), **_fitted_summary(model)}), sort_keys=True),
                 "cv_error": json.dumps(
-                    {json.dumps(p, sort_keys=True): float(e) for p, e in zip(searched, cv_err.mean(axis=1))}
+                    {json.dumps(_plain(p), sort_keys=True): float(e) for p, e in zip(searched, cv_err.mean(axis=1))}
                     if cv_err.size else {}
                 ),
                 "warnings": json.dumps(messages),
@@ -103,6 +108,36 @@ def evaluate_method(
                 pred[f"proba_{cls}"] = proba[:, k]
         preds.append(pred)
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
+
+
+def method_input(artifact: DistanceArtifact, method_id: str) -> tuple[np.ndarray, bool]:
+    """The matrix a method works on, and whether it must be wrapped in SimilarityFromDistances.
+
+    distance methods: the distances; similarity methods: the native similarity
+    if the data set has one, else the distances (converted per fit set);
+    vector methods: the feature vectors (kind: vectors only).
+    """
+    kind = METHODS[method_id].input
+    if kind == "distance":
+        return artifact.distances, False
+    if kind == "similarity":
+        if artifact.similarities is not None:
+            return artifact.similarities, False
+        return artifact.distances, True
+    if artifact.vectors is None:
+        raise DataError(
+            f"method '{method_id}' needs feature vectors; data set '{artifact.metadata.get('dataset', '?')}' "
+            f"is of kind '{artifact.metadata.get('kind', '?')}' (only kind: vectors has them)"
+        )
+    return artifact.vectors, False
+
+
+def _nested(params: dict) -> dict:
+    return {f"estimator__{k}": v for k, v in params.items()}
+
+
+def _plain(params: dict) -> dict:
+    return {k.removeprefix("estimator__"): v for k, v in params.items()}
 
 
 def _seeded(estimator, fixed_params, seed: int, dataset: str, split: int):
@@ -135,8 +170,10 @@ def _exported_model(model, ids: np.ndarray, train: np.ndarray) -> str | None:
 def _fitted_summary(model) -> dict:
     """Estimated quantities worth recording with the CV choice (e.g. Kernel HLM's s, b)."""
     out = {}
-    for name in ("shape_", "scale_", "shape_mle_", "n_prototypes_"):
-        value = getattr(model, name, None)
+    inner = getattr(model, "estimator_", None)  # SimilarityFromDistances: also the wrapped model's
+    for name in ("shape_", "scale_", "shape_mle_", "n_prototypes_", "upper_bound_", "gamma_",
+                 "negative_eigenfraction_"):
+        value = getattr(model, name, getattr(inner, name, None))
         if value is None:
             continue
         value = np.asarray(value, dtype=np.float64)

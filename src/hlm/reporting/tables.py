@@ -2,6 +2,10 @@
 
 The sd is the sample standard deviation (ddof=1) of the per-split test error
 rates; a (method, data set) pair without results is shown as "NA".
+
+Bold (paper section 5.3): per data set, the method with the lowest mean, and
+every method that the one-sided Wilcoxon signed-rank test (alpha = 0.05, on
+the paired per-split errors) does not find significantly worse than it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import pandas as pd
 from hlm.data.artifacts import read_metadata, write_text
 
 NA = "NA"
-SUMMARY_COLUMNS = ["method", "dataset", "to_distance", "n_splits", "mean", "sd", "cell"]
+SUMMARY_COLUMNS = ["method", "dataset", "to_distance", "n_splits", "mean", "sd", "cell", "p_worse", "bold"]
+#: significance level of the one-sided Wilcoxon test that decides the bold cells
+ALPHA = 0.05
 
 
 def load_evaluations(paths: list[str | os.PathLike]) -> pd.DataFrame:
@@ -55,19 +61,53 @@ def summarize(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFr
         if "to_distance" in long_df
         else {}
     )
+    p_worse = {d: not_worse_than_best(long_df[long_df["dataset"] == d], methods) for d in datasets}
     rows = []
     for method in methods:
         for dataset in datasets:
             n, mean, sd = stats.loc[(method, dataset)] if (method, dataset) in stats.index else (0, None, None)
             cell = f"{_fmt(mean)} ({_fmt(sd)})" if n else NA
-            rows.append((method, dataset, conv.get(dataset, NA), int(n), mean, sd, cell))
+            p = p_worse[dataset].get(method, float("nan"))
+            rows.append((method, dataset, conv.get(dataset, NA), int(n), mean, sd, cell, p, bool(n) and p >= ALPHA))
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    return out.astype({"mean": float, "sd": float})
+    return out.astype({"mean": float, "sd": float, "p_worse": float, "bold": bool})
+
+
+def not_worse_than_best(one_dataset: pd.DataFrame, methods: list) -> dict:
+    """{method: p-value of "worse than the best"} on one data set (the best gets 1.0).
+
+    One-sided Wilcoxon signed-rank test, ``wilcoxon(err_m, err_best,
+    alternative="greater")``, on the errors of the splits both methods ran
+    (paired by split). All-zero differences count as not worse (p = 1).
+    """
+    from scipy.stats import wilcoxon
+
+    errors = one_dataset.pivot_table(index="split", columns="method", values="error_rate")
+    errors = errors[[m for m in methods if m in errors.columns]]
+    if errors.empty:
+        return {}
+    means = errors.mean()
+    best = means.idxmin()  # ties: the first in the given method order
+    out = {}
+    for m in errors.columns:
+        pair = errors[[m, best]].dropna()
+        diff = pair[m] - pair[best]
+        if m == best or not (diff != 0).any():
+            out[m] = 1.0
+        else:
+            out[m] = float(wilcoxon(pair[m], pair[best], alternative="greater").pvalue)
+    return out
+
+
+def _cell(row) -> str:
+    return f"**{row.cell}**" if row.bold else row.cell
 
 
 def error_rate_table(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFrame:
     """Methods as rows, data sets as columns (given orders), cells "mean (sd)" or "NA"."""
-    table = summarize(long_df, datasets, methods).pivot(index="method", columns="dataset", values="cell")
+    summary = summarize(long_df, datasets, methods)
+    summary["cell"] = [_cell(r) for r in summary.itertuples()]
+    table = summary.pivot(index="method", columns="dataset", values="cell")
     table = table.loc[list(methods), list(datasets)]
     table.index.name, table.columns.name = "method", None
     return table
@@ -75,13 +115,16 @@ def error_rate_table(long_df: pd.DataFrame, datasets: list, methods: list) -> pd
 
 def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: int | None,
               labels: dict | None = None) -> str:
-    cells = summary.set_index(["method", "dataset"])["cell"]
+    cells = pd.Series([_cell(r) for r in summary.itertuples()],
+                      index=pd.MultiIndex.from_frame(summary[["method", "dataset"]]))
     counts = sorted(set(summary.loc[summary["n_splits"] > 0, "n_splits"]))
     n = "/".join(map(str, counts)) or "0"
     split = f"random {100 - test_pct}/{test_pct} train/test splits" if test_pct else "random splits"
     esc = lambda s: str(s).replace("|", r"\|")  # noqa: E731
     lines = [
-        f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1).",
+        f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1). "
+        f"Bold: the lowest mean per data set and every method not significantly worse "
+        f"(one-sided Wilcoxon signed-rank test on the paired split errors, alpha = {ALPHA}).",
         "",
         "| Classifier | " + " | ".join(map(esc, datasets)) + " |",
         "|---|" + "---:|" * len(datasets),
@@ -128,3 +171,104 @@ def write_error_rate_tables(
         write_text(summary.to_csv(index=False), summary_path)
     write_text(_markdown(summary, datasets, methods, test_pct, labels), md_path)
     return summary
+
+
+# -- our numbers next to the paper's (Tables 2-3) -----------------------------------------
+PAPER_COLUMNS = ["method", "dataset", "mean", "sd", "n_splits", "paper_mean", "paper_sd", "diff", "z"]
+
+
+def paper_comparison(summary: pd.DataFrame, paper: dict, paper_splits: int = 20) -> pd.DataFrame:
+    """Our mean next to the paper's, with the difference in standard errors.
+
+    ``z = (mean - paper_mean) / sqrt(sd^2 / n + paper_sd^2 / paper_splits)``;
+    NaN where either side has no number. ``paper``: {(method, dataset): (mean, sd)}.
+    """
+    rows = []
+    for r in summary.itertuples():
+        pm, ps = paper.get((r.method, r.dataset), (float("nan"), float("nan")))
+        diff = r.mean - pm
+        se = (r.sd**2 / r.n_splits + ps**2 / paper_splits) ** 0.5 if r.n_splits > 1 else float("nan")
+        z = diff / se if se and se > 0 else float("nan")
+        rows.append((r.method, r.dataset, r.mean, r.sd, r.n_splits, pm, ps, diff, z))
+    return pd.DataFrame(rows, columns=PAPER_COLUMNS).astype({c: float for c in PAPER_COLUMNS[2:] if c != "n_splits"})
+
+
+def paper_markdown(comparison: pd.DataFrame, datasets: list, methods: list, labels: dict | None = None,
+                   source: str = "") -> str:
+    """Cells "ours vs paper (z)"; z in standard errors of the difference, |z| > 2 in bold."""
+    esc = lambda s: str(s).replace("|", r"\|")  # noqa: E731
+    by = comparison.set_index(["method", "dataset"])
+    lines = [
+        "Our test error (%, mean over the splits) vs the paper's; in parentheses the difference in "
+        "standard errors, z = (ours - paper) / sqrt(sd^2/n + sd_paper^2/20); |z| > 2 in bold. "
+        f"Paper: {source or 'Qiao & Li'}; NA: not reported or not run.",
+        "",
+        "| Classifier | " + " | ".join(map(esc, datasets)) + " |",
+        "|---|" + "---:|" * len(datasets),
+    ]
+    for m in methods:
+        cells = []
+        for d in datasets:
+            r = by.loc[(m, d)] if (m, d) in by.index else None
+            if r is None or pd.isna(r["mean"]):
+                cells.append(NA if r is None or pd.isna(r["paper_mean"]) else f"NA vs {r['paper_mean']:.2f}")
+            elif pd.isna(r["paper_mean"]):
+                cells.append(f"{r['mean']:.2f} vs NA")
+            else:
+                z = f"{r['z']:+.1f}" if pd.notna(r["z"]) else NA
+                z = f"**{z}**" if pd.notna(r["z"]) and abs(r["z"]) > 2 else z
+                cells.append(f"{r['mean']:.2f} vs {r['paper_mean']:.2f} ({z})")
+        lines.append(f"| {esc((labels or {}).get(m, m))} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# -- run time (paper Table 4) ----------------------------------------------------------------
+RUN_TIME_COLUMNS = ["method", "dataset", "n_splits", "fit_seconds", "cv_seconds", "predict_seconds"]
+
+
+def run_time_table(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFrame:
+    """Mean wall seconds per split: fit (CV included, the paper's training), of which CV, and predict."""
+    cols = [c for c in ("fit_seconds", "cv_seconds", "predict_seconds") if c in long_df.columns]
+    stats = long_df.groupby(["method", "dataset"])[cols].mean()
+    counts = long_df.groupby(["method", "dataset"])["split"].count()
+    rows = []
+    for m in methods:
+        for d in datasets:
+            have = (m, d) in stats.index
+            values = [stats.loc[(m, d)].get(c, float("nan")) if have else float("nan")
+                      for c in ("fit_seconds", "cv_seconds", "predict_seconds")]
+            rows.append((m, d, int(counts.get((m, d), 0)), *values))
+    return pd.DataFrame(rows, columns=RUN_TIME_COLUMNS)
+
+
+def format_seconds(seconds: float) -> str:
+    """Human-readable duration as in the paper's Table 4: 50 ms, 4.7 s, 2 min 2.9 s."""
+    if pd.isna(seconds):
+        return NA
+    if seconds < 1:
+        return f"{seconds * 1000:.3g} ms"
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)} min {rest:.1f} s"
+
+
+def run_time_markdown(times: pd.DataFrame, datasets: list, methods: list, labels: dict | None = None) -> str:
+    esc = lambda s: str(s).replace("|", r"\|")  # noqa: E731
+    by = times.set_index(["method", "dataset"])
+    lines = [
+        "Mean wall time per split: training (10-fold CV over the grid + final fit) / testing "
+        "(classifying the test part), as in the paper's Table 4. Jobs of the costly methods run "
+        "their CV folds in parallel worker processes (config threads_per_job).",
+        "",
+        "| Classifier | " + " | ".join(map(esc, datasets)) + " |",
+        "|---|" + "---:|" * len(datasets),
+    ]
+    for m in methods:
+        cells = []
+        for d in datasets:
+            r = by.loc[(m, d)]
+            cells.append(NA if r["n_splits"] == 0 else
+                         f"{format_seconds(r['fit_seconds'])} / {format_seconds(r['predict_seconds'])}")
+        lines.append(f"| {esc((labels or {}).get(m, m))} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ def evaluate(
     tags: dict,
     run_params: dict,
     experiment: str,
+    n_jobs: int = 1,
 ) -> None:
     """Evaluate one method on every split of one data set, write Parquet, log to MLflow."""
     from hlm.evaluation.evaluate import evaluate_method
@@ -35,7 +36,7 @@ def evaluate(
     result = evaluate_method(
         artifact, split_table, method, dataset=dataset, seed=seed, n_folds=cv_folds,
         grid_config=method_params.get("grid"), fixed_params=method_params.get("fixed"),
-        cv_fixed_params=method_params.get("cv_fixed"),
+        cv_fixed_params=method_params.get("cv_fixed"), n_jobs=n_jobs,
     )
     meta = {
         "dataset": dataset,

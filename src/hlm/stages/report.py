@@ -12,14 +12,35 @@ log = logging.getLogger("hlm")
 
 
 def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], csv_out: str, md_out: str,
-           summary_out: str, test_fraction: float) -> None:
-    """``results/tables/error_rates.{csv,md}`` (paper Table 2 layout) and the tidy summary CSV."""
-    from hlm.reporting.tables import load_evaluations, write_error_rate_tables
+           summary_out: str, test_fraction: float, paper_md_out: str | None = None, paper_csv_out: str | None = None,
+           run_time_csv_out: str | None = None, run_time_md_out: str | None = None) -> None:
+    """The paper's tables from the evaluation Parquet files.
+
+    ``results/tables/error_rates.{csv,md}`` (Table 2 layout, Wilcoxon bold) and
+    the tidy summary; ``error_rates_paper.{md,csv}`` (ours next to Tables 2-3);
+    ``run_time.{csv,md}`` (Table 4).
+    """
+    from hlm.data.artifacts import write_text
+    from hlm.reporting.paper import PAPER_ERROR_RATES, PAPER_SOURCE
+    from hlm.reporting.tables import (load_evaluations, paper_comparison, paper_markdown, run_time_markdown,
+                                      run_time_table, write_error_rate_tables)
 
     labels = {m: METHODS[m].label for m in methods}
-    write_error_rate_tables(load_evaluations(evaluations), datasets, methods, csv_out, md_out, labels=labels,
-                            summary_path=summary_out, test_fraction=test_fraction)
+    long_df = load_evaluations(evaluations)
+    summary = write_error_rate_tables(long_df, datasets, methods, csv_out, md_out, labels=labels,
+                                      summary_path=summary_out, test_fraction=test_fraction)
     log.info("tables written: %s, %s", csv_out, md_out)
+    if paper_md_out:
+        comparison = paper_comparison(summary, PAPER_ERROR_RATES)
+        write_text(paper_markdown(comparison, datasets, methods, labels, PAPER_SOURCE), paper_md_out)
+        if paper_csv_out:
+            write_text(comparison.to_csv(index=False), paper_csv_out)
+        log.info("paper comparison written: %s", paper_md_out)
+    if run_time_csv_out:
+        times = run_time_table(long_df, datasets, methods)
+        write_text(times.to_csv(index=False), run_time_csv_out)
+        write_text(run_time_markdown(times, datasets, methods, labels), run_time_md_out)
+        log.info("run times written: %s, %s", run_time_csv_out, run_time_md_out)
 
 
 def figure(evaluations: list[str], *, datasets: list[str], methods: list[str], output: str) -> None:

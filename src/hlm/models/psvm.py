@@ -1,0 +1,328 @@
+"""P-SVM (potential support vector machine) on a precomputed similarity matrix.
+
+Spec ``compared-methods.md`` section 6.9 (Hochreiter & Obermayer 2006):
+
+* data matrix K = rows of S_fit (samples to classify) x columns (training
+  objects), neither square nor PSD needed [V: abstract];
+* columns centred over the rows and scaled to unit Euclidean norm, K~; near
+  constant columns dropped; test rows use the fit-set statistics [V: implementation];
+* dual  min_a 1/2 a'Qa - c'a + eps |a|_1,  -C <= a_j <= C,  Q = K~'K~,
+  c = K~'y (y centred) [V: implementation], i.e. a box-constrained lasso;
+* solved by exact cyclic coordinate descent (single-variable SMO) with a KKT
+  stopping rule [P];
+* b = mean(y) [V]; decision f(u) = k~(u)'a + b;
+* multi-class: one-vs-one voting, one P-SVM per class pair [P] (spec 2, 6.9).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from numba import njit
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from hlm.models._base import SimilarityClassifier
+
+#: [P] a column whose (population) std is at most this times max(1, max|column|) is dropped (spec 6.9).
+CONST_COLUMN_RTOL = 1e-12
+
+
+# -- normalisation (spec 6.9 "Normalisation") ---------------------------------
+def normalise_columns(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Centre the columns of K over its m rows and divide by std * sqrt(m) (spec 6.9) [V: implementation].
+
+    std is the population std (ddof=0), so kept columns get unit Euclidean norm
+    exactly ([P]: the spec's "approx. unit norm" leaves ddof open). Near-constant
+    columns are dropped ([P] threshold ``CONST_COLUMN_RTOL``).
+
+    Returns ``(K_tilde, mean, scale, keep)``: ``keep`` is a boolean mask over
+    the columns of K; ``mean`` and ``scale`` hold the statistics of the kept
+    columns; ``K_tilde = (K[:, keep] - mean) / scale``.
+    """
+    K = np.asarray(K, dtype=np.float64)
+    m = K.shape[0]
+    mean = K.mean(axis=0)
+    std = K.std(axis=0)
+    magnitude = np.maximum(1.0, np.abs(K).max(axis=0, initial=0.0))
+    keep = std > CONST_COLUMN_RTOL * magnitude
+    mean, scale = mean[keep], std[keep] * np.sqrt(m)
+    return (K[:, keep] - mean) / scale, mean, scale, keep
+
+
+def apply_normalisation(K_te: np.ndarray, mean: np.ndarray, scale: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Normalise test rows with the **fit-set** column statistics (spec 6.9, spec 1 "fit set")."""
+    return (np.asarray(K_te, dtype=np.float64)[:, keep] - mean) / scale
+
+
+# -- dual solver (spec 6.9 "Solver") ------------------------------------------
+@njit(cache=True)
+def _max_kkt_violation(alpha, g, C, eps):  # pragma: no cover - compiled
+    """Largest violation of the KKT conditions of spec 6.9 at (alpha, gradient g)."""
+    worst = 0.0
+    for j in range(alpha.shape[0]):
+        a = alpha[j]
+        if a == 0.0:
+            v = abs(g[j]) - eps  # |g_j| <= eps
+        elif a == C:
+            v = g[j] + eps  # g_j + eps <= 0
+        elif a == -C:
+            v = eps - g[j]  # g_j - eps >= 0
+        elif a > 0.0:
+            v = abs(g[j] + eps)  # interior: g_j + eps sign(a_j) = 0
+        else:
+            v = abs(g[j] - eps)
+        if v > worst:
+            worst = v
+    return worst
+
+
+@njit(cache=True)
+def _full_gradient(Q, c, alpha, g):  # pragma: no cover - compiled
+    """g = Q alpha - c, recomputed from scratch (removes drift of the incremental updates)."""
+    P = alpha.shape[0]
+    for i in range(P):
+        s = -c[i]
+        for j in range(P):
+            if alpha[j] != 0.0:
+                s += Q[i, j] * alpha[j]
+        g[i] = s
+
+
+@njit(cache=True)
+def _coordinate_descent(Q, c, alpha, C, eps, tol_abs, max_sweeps):  # pragma: no cover - compiled
+    """Cyclic exact coordinate descent [P]; updates ``alpha`` in place. Returns (sweeps, converged).
+
+    a_j <- clip(soft_{eps/Q_jj}(a_j - g_j/Q_jj), -C, C); the gradient g = Q a - c
+    is kept up to date in O(P) per changed coordinate (Q symmetric: row j = column j).
+    """
+    P = alpha.shape[0]
+    g = np.empty(P)
+    _full_gradient(Q, c, alpha, g)
+    if _max_kkt_violation(alpha, g, C, eps) <= tol_abs:
+        return 0, True
+    for sweep in range(1, max_sweeps + 1):
+        for j in range(P):
+            qjj = Q[j, j]
+            z = alpha[j] - g[j] / qjj
+            t = eps / qjj
+            if z > t:
+                a = z - t
+            elif z < -t:
+                a = z + t
+            else:
+                a = 0.0
+            if a > C:
+                a = C
+            elif a < -C:
+                a = -C
+            d = a - alpha[j]
+            if d != 0.0:
+                alpha[j] = a
+                for i in range(P):
+                    g[i] += d * Q[j, i]
+        if _max_kkt_violation(alpha, g, C, eps) <= tol_abs:
+            _full_gradient(Q, c, alpha, g)  # confirm on the exact gradient
+            if _max_kkt_violation(alpha, g, C, eps) <= tol_abs:
+                return sweep, True
+    return max_sweeps, False
+
+
+def dual_terms(K_tilde: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Q = K~'K~ and c = K~'(y - mean(y)) of the dual (spec 6.9)."""
+    K_tilde = np.ascontiguousarray(K_tilde, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    return K_tilde.T @ K_tilde, K_tilde.T @ (y - y.mean())
+
+
+def kkt_violation(K_tilde: np.ndarray, y: np.ndarray, alpha: np.ndarray, C: float, epsilon: float) -> float:
+    """Max KKT violation of ``alpha`` for the dual of spec 6.9 (0 at an exact solution)."""
+    Q, c = dual_terms(K_tilde, y)
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    return float(_max_kkt_violation(alpha, Q @ alpha - c, float(C), float(epsilon)))
+
+
+def solver_tolerance(c: np.ndarray, tol: float) -> float:
+    """Absolute KKT tolerance tol * max(1, |c|_inf) (spec 6.9)."""
+    return tol * max(1.0, float(np.abs(c).max(initial=0.0)))
+
+
+#: [P] CD sweeps between two Newton steps on the free set (None in ``psvm_dual`` = pure cyclic CD).
+NEWTON_EVERY = 5
+
+
+def newton_step(Q: np.ndarray, c: np.ndarray, alpha: np.ndarray, C: float, epsilon: float) -> bool:
+    """One safeguarded Newton step on the free coordinates, in place [P] (solver acceleration).
+
+    Free set F = {j: 0 < |a_j| < C} with signs s fixed; on that face the dual is
+    the quadratic 1/2 a'Qa - c'a + eps s'a, whose Newton direction is
+    d = -pinv(Q_FF)(g_F + eps s) (g = Qa - c). The step is cut at the first
+    coordinate reaching 0 or +-C (set there exactly), so the objective never
+    increases. Returns True if the full step was taken (a is optimal on its face).
+    """
+    F = np.flatnonzero((alpha != 0.0) & (np.abs(alpha) < C))
+    if F.size == 0:
+        return True
+    s = np.sign(alpha[F])
+    r = Q[F] @ alpha - c[F] + epsilon * s
+    d = -np.linalg.lstsq(Q[np.ix_(F, F)], r, rcond=1e-13)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        to_zero = np.where(s * d < 0.0, -alpha[F] / d, np.inf)
+        to_box = np.where(s * d > 0.0, (C - np.abs(alpha[F])) / np.abs(d), np.inf)
+    limits = np.minimum(to_zero, to_box)
+    t = min(1.0, float(limits.min()))
+    alpha[F] += t * d
+    if t < 1.0:  # land exactly on the face that stopped the step
+        k = int(np.argmin(limits))
+        alpha[F[k]] = 0.0 if to_zero[k] <= to_box[k] else C * s[k]
+    np.clip(alpha, -C, C, out=alpha)
+    alpha[F[np.sign(alpha[F]) != s]] = 0.0  # rounding guard: never cross a sign
+    return t >= 1.0
+
+
+def newton_phase(Q: np.ndarray, c: np.ndarray, alpha: np.ndarray, C: float, epsilon: float) -> None:
+    """Newton steps until one is not cut, i.e. the optimum of the final face (each cut step
+    removes a coordinate from F, so at most |F| + 1 steps) [P]."""
+    for _ in range(int(np.count_nonzero(alpha)) + 1):
+        if newton_step(Q, c, alpha, C, epsilon):
+            return
+
+
+def psvm_dual(
+    K_tilde: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    epsilon: float,
+    tol: float = 1e-6,
+    max_sweeps: int = 10_000,
+    newton_every: int | None = NEWTON_EVERY,
+) -> tuple[np.ndarray, int, bool]:
+    """Solve the P-SVM dual of spec 6.9 by cyclic coordinate descent [P].
+
+    min 1/2 a'Qa - c'a + epsilon |a|_1  s.t. -C <= a_j <= C, with Q = K~'K~,
+    c = K~'(y - mean y). ``C`` may be ``np.inf`` (then: a lasso). Stops when the
+    max KKT violation is <= tol * max(1, |c|_inf). If epsilon >= |c|_inf the
+    solution is a = 0 (returned with 0 sweeps). Every ``newton_every`` sweeps a
+    ``newton_phase`` on the free set speeds up the tail on ill-conditioned Q
+    ([P] departure; ``None`` = pure cyclic CD); the fixed point is unchanged.
+
+    Returns ``(alpha, n_sweeps, converged)``.
+    """
+    Q, c = dual_terms(K_tilde, y)
+    alpha = np.zeros(Q.shape[0])
+    if Q.shape[0] == 0 or epsilon >= np.abs(c).max():  # trivial eps (spec 3, 6.9 pitfalls)
+        return alpha, 0, True
+    C, epsilon, tol_abs = float(C), float(epsilon), solver_tolerance(c, tol)
+    block = int(max_sweeps) if newton_every is None else int(newton_every)
+    sweeps = 0
+    while sweeps < max_sweeps:
+        done, converged = _coordinate_descent(Q, c, alpha, C, epsilon, tol_abs, min(block, max_sweeps - sweeps))
+        sweeps += int(done)
+        if converged:
+            return alpha, sweeps, True
+        if newton_every is not None:
+            newton_phase(Q, c, alpha, C, epsilon)
+    converged = _max_kkt_violation(alpha, Q @ alpha - c, C, epsilon) <= tol_abs
+    return alpha, sweeps, bool(converged)
+
+
+# -- classifier -----------------------------------------------------------------
+@dataclass(frozen=True)
+class PairModel:
+    """One fitted binary P-SVM: class ``a`` (label +1) vs class ``b`` (label -1), a < b as indices."""
+
+    a: int
+    b: int
+    columns: np.ndarray  # indices of the training objects (columns of S) that were kept
+    mean: np.ndarray  # fit-set column means of the kept columns
+    scale: np.ndarray  # fit-set std * sqrt(m) of the kept columns
+    alpha: np.ndarray
+    intercept: float  # b = mean(y) [V]
+    n_sweeps: int
+    converged: bool
+
+    def decision(self, S_te: np.ndarray) -> np.ndarray:
+        """f(u) = k~(u)'alpha + b, k~ normalised with the fit-set statistics (spec 6.9)."""
+        K_te = (S_te[:, self.columns] - self.mean) / self.scale
+        return K_te @ self.alpha + self.intercept
+
+
+class PSVM(SimilarityClassifier):
+    """P-SVM with one-vs-one voting on a precomputed similarity matrix (spec 6.9).
+
+    Parameters
+    ----------
+    C : float
+        Box bound on |alpha_j|; ``np.inf`` allowed (spec 3 grid: 1e-3..1e5 [P]).
+    epsilon : float
+        l1 weight on the normalised matrix (spec 3 grid: 1e-3..1 [P]).
+    columns : {"all", "pair"}
+        Columns of each pair's data matrix: all fit objects (default) or only
+        the pair's own objects (spec 6.9 "Multi-class" [P]).
+    tol : float
+        Relative KKT tolerance of the solver (spec 6.9).
+    max_sweeps : int
+        Cap on coordinate-descent sweeps per pair; reaching it warns.
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, np.inf, closed="right")],  # C = inf allowed
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "columns": [StrOptions({"all", "pair"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_sweeps": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, C: float = 1.0, epsilon: float = 0.1, columns: str = "all", tol: float = 1e-6,
+                 max_sweeps: int = 10_000):
+        self.C = C
+        self.epsilon = epsilon
+        self.columns = columns
+        self.tol = tol
+        self.max_sweeps = max_sweeps
+
+    def fit(self, S, y):
+        self._validate_params()
+        S, y_idx = self._check_fit_input(S, y)
+        G = len(self.classes_)
+        self.pair_models_ = [self._fit_pair(S, y_idx, a, b) for a in range(G) for b in range(a + 1, G)]
+        return self
+
+    def _fit_pair(self, S: np.ndarray, y_idx: np.ndarray, a: int, b: int) -> PairModel:
+        """Rows = fit objects of classes a, b with y = +1 / -1; normalise, solve, b = mean(y) (spec 6.9)."""
+        rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+        cols = rows if self.columns == "pair" else np.arange(S.shape[1])
+        y_pm = np.where(y_idx[rows] == a, 1.0, -1.0)
+        K_tilde, mean, scale, keep = normalise_columns(S[np.ix_(rows, cols)])
+        alpha, n_sweeps, converged = psvm_dual(K_tilde, y_pm, self.C, self.epsilon, self.tol, self.max_sweeps)
+        if not converged:
+            violation = kkt_violation(K_tilde, y_pm, alpha, self.C, self.epsilon)
+            warnings.warn(
+                f"P-SVM (C={self.C:g}, epsilon={self.epsilon:g}) did not converge for class pair "
+                f"({self.classes_[a]!r}, {self.classes_[b]!r}) within max_sweeps={self.max_sweeps}; "
+                f"max KKT violation {violation:.3g}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return PairModel(a, b, cols[keep], mean, scale, alpha, float(y_pm.mean()), n_sweeps, converged)
+
+    def _pair_decisions(self, S_te: np.ndarray) -> np.ndarray:
+        """(n_test, n_pairs) decision values; positive favours the pair's earlier class."""
+        S_te = self._check_predict_input(S_te)
+        out = np.empty((S_te.shape[0], len(self.pair_models_)))
+        for p, model in enumerate(self.pair_models_):
+            out[:, p] = model.decision(S_te)
+        return out
+
+    def predict(self, S_te):
+        """One-vs-one vote (spec 2, 6.9) [P]: f >= 0 votes for the earlier class; vote ties go to
+        the earliest (smallest) class, as in libsvm (spec 8.3)."""
+        F = self._pair_decisions(S_te)
+        votes = np.zeros((F.shape[0], len(self.classes_)))
+        rows = np.arange(F.shape[0])
+        for p, model in enumerate(self.pair_models_):
+            np.add.at(votes, (rows, np.where(F[:, p] >= 0.0, model.a, model.b)), 1.0)
+        return self.classes_[np.argmax(votes, axis=1)]
