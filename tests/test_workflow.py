@@ -2,6 +2,7 @@
 reruns (nothing to do; editing one method reruns only that method) and
 one-line errors for bad input. Runs in a copy of the project in a temp dir."""
 
+import json
 import os
 import re
 import shutil
@@ -19,7 +20,11 @@ pytestmark = pytest.mark.workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm]", "n_splits=3", "cv_folds=3"]
+TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip,svm_vector_linear]",
+        "n_splits=3", "cv_folds=3"]
+#: (data set, method) pairs of TINY: the vector method runs on Sonar only
+TINY_PAIRS = [(d, m) for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm", "svm_kernel_clip")] + [
+    ("sonar", "svm_vector_linear")]
 
 
 def _env():
@@ -74,8 +79,13 @@ def test_dry_run_of_default_config(project):
     proc = snakemake(project, "--dry-run")
     counts = job_counts(proc.stdout)
     assert counts["preprocess"] == 5 and counts["splits"] == 5
-    for method in ("knn", "kernel_hlm", "hlm_vsh", "hlm_gknn", "hlm_agg", "hlm_kernel_vsh"):
+    for method in ("knn", "kernel_hlm", "hlm_vsh", "hlm_gknn", "hlm_agg", "hlm_kernel_vsh", "affinity_knn",
+                   "kri_knn", "krr_knn", "local_sda", "svm_kernel_clip", "svm_features_linear",
+                   "svm_features_rbf", "svm_knn", "psvm"):
         assert counts[method] == 5
+    # SVMs on raw vectors: Sonar is the only data set of kind: vectors; the others are skipped, with a message
+    assert counts["svm_vector_linear"] == 1 and counts["svm_vector_rbf"] == 1
+    assert "hlm: skipping method 'svm_vector_rbf' on data set 'voting'" in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
 
 
@@ -100,6 +110,19 @@ def test_end_to_end_outputs(tiny_run):
             assert read_metadata(project / f"results/evaluation/{ds}/{method}.parquet")["to_distance"]
     table = (project / "results/tables/error_rates.md").read_text()
     assert "aural_sonar" in table and "| Kernel HLM |" in table and "| k-NN |" in table
+    # the native similarity is kept for the compared methods; Sonar's vectors too
+    assert dist.similarities is not None and dist.similarities[0, 0] == 1.0
+    sonar = read_distances(project / "results/distances/sonar.parquet")
+    assert sonar.similarities is None and sonar.vectors.shape == (208, 60)
+    ev = pd.read_parquet(project / "results/evaluation/sonar/svm_kernel_clip.parquet")
+    assert "upper_bound" in json.loads(ev.params[0])  # 1/d with the fit set's bound (spec 4.2)
+    assert not (project / "results/evaluation/aural_sonar/svm_vector_linear.parquet").exists()
+    assert "| SVM (vectors, linear) | NA |" in table
+    paper = (project / "results/tables/error_rates_paper.md").read_text()
+    assert "| k-NN | " in paper and " vs 17.25 (" in paper  # the paper's Table 2 k-NN value on Aural Sonar
+    times = pd.read_csv(project / "results/tables/run_time.csv")
+    assert set(times.columns) >= {"method", "dataset", "fit_seconds", "predict_seconds"}
+    assert (times.dropna().fit_seconds > 0).all() and len(times.dropna()) == len(TINY_PAIRS)
     png = (project / "results/figures/error_rates.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -125,9 +148,8 @@ def test_mlflow_runs(tiny_run):
     project, _ = tiny_run
     runs = _runs(project)
     parents = runs[runs["tags.hlm.role"] == "parent"]
-    assert sorted(parents["tags.hlm.pair"]) == sorted(
-        f"{d}/{m}" for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm"))
-    assert len(runs) == 4 * (1 + 3)
+    assert sorted(parents["tags.hlm.pair"]) == sorted(f"{d}/{m}" for d, m in TINY_PAIRS)
+    assert len(runs) == len(TINY_PAIRS) * (1 + 3)
     row = parents[parents["tags.hlm.pair"] == "aural_sonar/knn"].iloc[0]
     assert row["tags.rule"] == "knn" and "aural_sonar" in row["tags.wildcards"]
     assert len(row["tags.config_hash"]) == 12 and row["tags.git_commit"]

@@ -93,7 +93,7 @@ def evaluation_files(methods=None):
 
 def method_threads(method):
     """Threads (CV worker processes) of a method's jobs; Snakemake caps them at --cores."""
-    return config.get("threads_per_job", 2) if METHODS[method].parallel_cv else 1
+    return config.get("threads_per_job", 1) if METHODS[method].parallel_cv else 1
 
 
 def final_outputs():
