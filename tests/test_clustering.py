@@ -284,3 +284,43 @@ def test_bad_inputs():
         cluster(bad, 2)
     with pytest.raises(DataError):
         cluster(np.zeros((0, 0)), 1)
+
+
+def _naive_lance_williams_ward(D, k):
+    """Brute-force agglomeration with Ward's Lance-Williams update applied to the entries of D."""
+    n = len(D)
+    clusters = {i: [i] for i in range(n)}
+    d = {(i, j): D[i, j] for i in range(n) for j in range(i + 1, n)}
+    nxt = n
+    while len(clusters) > k:
+        (a, b), _ = min(d.items(), key=lambda kv: kv[1])
+        na, nb = len(clusters[a]), len(clusters[b])
+        new = {}
+        for c in clusters:
+            if c in (a, b):
+                continue
+            nc = len(clusters[c])
+            dac, dbc = d[tuple(sorted((a, c)))], d[tuple(sorted((b, c)))]
+            new[c] = ((na + nc) * dac + (nb + nc) * dbc - nc * d[(a, b)]) / (na + nb + nc)
+        clusters[nxt] = clusters.pop(a) + clusters.pop(b)
+        d = {key: v for key, v in d.items() if a not in key and b not in key}
+        for c, v in new.items():
+            d[(c, nxt)] = v
+        nxt += 1
+    return sorted(sorted(members) for members in clusters.values())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ward_variants_equal_brute_force_lance_williams(seed):
+    """ward (update on D^2, R's ward.D2) and ward_d (update on D, R's ward.D) on a non-Euclidean D."""
+    rng = np.random.default_rng(seed)
+    n = 10
+    A = rng.uniform(0.1, 1.0, (n, n))
+    D = (A + A.T) / 2
+    np.fill_diagonal(D, 0.0)
+    for k in (2, 3, 5):
+        for method, expected in (("ward_d", _naive_lance_williams_ward(D, k)),
+                                 ("ward", _naive_lance_williams_ward(D**2, k))):
+            res = cluster(D, k, method)
+            got = sorted(sorted(np.flatnonzero(res.assignment == j).tolist()) for j in range(k))
+            assert got == expected, (method, k)

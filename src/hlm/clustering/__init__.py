@@ -6,7 +6,8 @@ prototype ``m`` costs ``R[i, m]``; with ``weights``, ``R = diag(weights) @ D``
 
 Methods: ``"vsh"`` (vertex substitution heuristic, best of ``n_init`` random
 starts), ``"gknn"`` (generalized k-means, k-center initialization), ``"ward"``
-(agglomerative, Ward's linkage on the symmetrized distances).
+(agglomerative, Ward's linkage on the symmetrized distances, SciPy's ward.D2
+update) or ``"ward_d"`` (the Lance-Williams update on the distances, ward.D).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hlm.clustering.ward import _ward, ward
 
 __all__ = ["Clustering", "cluster", "vsh", "generalized_kmeans", "ward", "METHODS"]
 
-METHODS = ("vsh", "gknn", "ward")
+METHODS = ("vsh", "gknn", "ward", "ward_d")
 
 
 def cluster(D, k: int, method: str = "vsh", *, seed: int = 0, n_init: int = 20, weights=None) -> Clustering:
@@ -31,12 +32,12 @@ def cluster(D, k: int, method: str = "vsh", *, seed: int = 0, n_init: int = 20, 
     """
     if method not in METHODS:
         raise ValueError(f"clustering: unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if method == "ward" and weights is not None:
-        raise ValueError("clustering: method 'ward' does not support weights")
+    if method.startswith("ward") and weights is not None:
+        raise ValueError(f"clustering: method {method!r} does not support weights")
     R = check_matrix(D, weights)
     k = check_k(k, R.shape[0])
     if method == "vsh":
         return _vsh(R, k, seed, n_init)
     if method == "gknn":
         return _generalized_kmeans(R, k)
-    return _ward(R, k)
+    return _ward(R, k, "d" if method == "ward_d" else "d2")

@@ -95,7 +95,9 @@ class MixtureHLM(PosteriorClassifier):
         Components per class M (capped at each class's size). "kernel" makes
         the estimator Kernel HLM (section 3.2), so that HLM(kernel-vsh) is a
         CV over ``[1, ..., 16, "kernel"]``.
-    clustering : {"vsh", "gknn", "ward"}
+    clustering : {"vsh", "gknn", "ward", "ward_d"}
+        "ward" is SciPy's Ward (Lance-Williams on squared distances, R's ward.D2);
+        "ward_d" applies the update to the distances themselves (R's ward.D).
     n_init : int
         Random restarts of VSH (section 5.1: 20).
     shape : {"common", "per_class"}
@@ -112,7 +114,7 @@ class MixtureHLM(PosteriorClassifier):
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"kernel"})],
-        "clustering": [StrOptions({"vsh", "gknn", "ward"})],
+        "clustering": [StrOptions({"vsh", "gknn", "ward", "ward_d"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "shape": [StrOptions({"common", "per_class"})],
         "min_cluster_size": [Interval(Integral, 2, None, closed="left")],
