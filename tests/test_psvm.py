@@ -1,0 +1,235 @@
+"""P-SVM (spec compared-methods.md section 6.9) against known answers (spec section 9)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.linear_model import Lasso
+from sklearn.model_selection import cross_val_score
+from sklearn.utils._param_validation import InvalidParameterError
+
+from hlm.errors import DataError
+from hlm.models.psvm import (
+    PSVM,
+    apply_normalisation,
+    dual_terms,
+    kkt_violation,
+    normalise_columns,
+    psvm_dual,
+)
+
+
+# -- helpers -------------------------------------------------------------------
+def _problem(m: int, P: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A normalised random data matrix and +-1 labels that depend on it (so alpha is not tiny)."""
+    rng = np.random.default_rng(seed)
+    K = rng.normal(size=(m, P))
+    y = np.where(K[:, :3].sum(axis=1) + 0.5 * rng.normal(size=m) >= 0, 1.0, -1.0)
+    return normalise_columns(K)[0], y
+
+
+def _objective(K_tilde, y, alpha, eps) -> float:
+    Q, c = dual_terms(K_tilde, y)
+    return float(0.5 * alpha @ Q @ alpha - c @ alpha + eps * np.abs(alpha).sum())
+
+
+def _clusters(n_per: int, seed: int, centres=((0, 0), (4, 0), (0, 4))) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = np.vstack([np.asarray(c, float) + 0.5 * rng.normal(size=(n_per, 2)) for c in centres])
+    return X, np.repeat(np.arange(len(centres)), n_per)
+
+
+def _similarity(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A Gaussian similarity between point sets (rows of A vs rows of B)."""
+    return np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2) / 8.0)
+
+
+# -- normalisation (spec 6.9) -------------------------------------------------------
+def test_normalise_columns_centres_scales_and_drops_constant_columns():
+    rng = np.random.default_rng(0)
+    K = rng.normal(size=(12, 5))
+    K[:, 2] = 3.0  # constant column
+    K_tilde, mean, scale, keep = normalise_columns(K)
+    assert keep.tolist() == [True, True, False, True, True]
+    np.testing.assert_allclose(K_tilde.mean(axis=0), 0.0, atol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(K_tilde, axis=0), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(scale, K[:, keep].std(axis=0) * np.sqrt(12), rtol=1e-14)
+    np.testing.assert_allclose(apply_normalisation(K, mean, scale, keep), K_tilde, rtol=0, atol=1e-15)
+
+
+def test_test_rows_use_fit_set_statistics():
+    """One test row on its own, or a shifted test set, must be mapped with the fit-set mean/scale."""
+    X, y = _clusters(8, seed=1, centres=((0, 0), (3, 0)))
+    X_te = np.array([[1.0, 0.2], [2.5, -0.4], [0.3, 0.1]])
+    S, S_te = _similarity(X, X), _similarity(X_te, X)
+    model = PSVM(C=10.0, epsilon=0.01).fit(S, y)
+
+    # known answer: normalise with the statistics of the fit rows, solve, f = k~'alpha + mean(y)
+    K_tilde, mean, scale, keep = normalise_columns(S)
+    y_pm = np.where(y == 0, 1.0, -1.0)
+    alpha, _, converged = psvm_dual(K_tilde, y_pm, 10.0, 0.01)
+    assert converged and np.count_nonzero(alpha) > 0
+    expected = apply_normalisation(S_te, mean, scale, keep) @ alpha + y_pm.mean()
+    np.testing.assert_allclose(model._pair_decisions(S_te)[:, 0], expected, rtol=1e-8, atol=1e-10)
+    # the oracle can tell: the test rows' own statistics give other decisions
+    own = (S_te[:, keep] - S_te[:, keep].mean(axis=0)) / (S_te[:, keep].std(axis=0) * np.sqrt(len(S_te)))
+    assert not np.allclose(own @ alpha + y_pm.mean(), expected, rtol=1e-3)
+
+    # row by row = batch (a single row normalised on its own would be constant -> all columns dropped)
+    one_by_one = np.concatenate([model._pair_decisions(S_te[i : i + 1])[:, 0] for i in range(len(S_te))])
+    np.testing.assert_allclose(one_by_one, expected, rtol=1e-12, atol=1e-12)
+
+
+# -- dual solver oracles (spec 9) ---------------------------------------------------
+@pytest.mark.parametrize("m, P, eps", [(40, 25, 0.05), (40, 25, 0.3), (20, 35, 0.02)])
+@pytest.mark.parametrize("newton", [True, False])
+def test_infinite_C_equals_lasso(m, P, eps, newton):
+    """C = inf: the dual is Lasso(alpha=eps/m, fit_intercept=False) on (K~, y - mean y) (spec 6.9)."""
+    K_tilde, y = _problem(m, P, seed=m + P)
+    alpha, _, converged = psvm_dual(K_tilde, y, np.inf, eps, tol=1e-13, max_sweeps=200_000, newton=newton)
+    lasso = Lasso(alpha=eps / m, fit_intercept=False, tol=1e-15, max_iter=1_000_000)
+    lasso.fit(K_tilde, y - y.mean())
+    assert converged
+    assert np.count_nonzero(alpha) >= 3  # a non-trivial solution
+    np.testing.assert_allclose(alpha, lasso.coef_, rtol=0, atol=1e-8)
+
+
+def _lbfgs_split(K_tilde, y, C, eps) -> float:
+    """Min of the smooth split-variable dual over alpha+, alpha- in [0, C] (spec 9)."""
+    Q, c = dual_terms(K_tilde, y)
+    P = len(c)
+
+    def fun(z):
+        a = z[:P] - z[P:]
+        Qa = Q @ a
+        grad_a = Qa - c
+        return 0.5 * a @ Qa - c @ a + eps * z.sum(), np.concatenate([grad_a + eps, -grad_a + eps])
+
+    res = minimize(fun, np.zeros(2 * P), jac=True, method="L-BFGS-B", bounds=[(0.0, C)] * (2 * P),
+                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 50_000, "maxcor": 30})
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("m, P, C, eps", [(40, 25, 0.5, 0.05), (20, 35, 0.3, 0.02), (30, 30, 2.0, 0.1)])
+def test_finite_C_matches_lbfgsb(m, P, C, eps):
+    K_tilde, y = _problem(m, P, seed=3 * m + P)
+    alpha, _, converged = psvm_dual(K_tilde, y, C, eps, tol=1e-10)
+    assert converged
+    assert np.any(np.abs(alpha) == C), "the box must be active for this test to mean something"
+    ours, reference = _objective(K_tilde, y, alpha, eps), _lbfgs_split(K_tilde, y, C, eps)
+    assert abs(ours - reference) <= 1e-6 * max(1.0, abs(reference))
+    assert ours <= reference + 1e-9  # coordinate descent is at least as good
+
+
+def _check_kkt(K_tilde, y, alpha, C, eps, atol):
+    """The four KKT conditions of spec 6.9, checked independently of the solver's code."""
+    Q, c = dual_terms(K_tilde, y)
+    g = Q @ alpha - c
+    zero, upper, lower = alpha == 0, alpha == C, alpha == -C
+    interior = ~(zero | upper | lower)
+    assert np.all(np.abs(g[zero]) <= eps + atol)
+    assert np.all(np.abs(g[interior] + eps * np.sign(alpha[interior])) <= atol)
+    assert np.all(g[upper] + eps <= atol)
+    assert np.all(g[lower] - eps >= -atol)
+    assert np.all(np.abs(alpha) <= C)
+
+
+@pytest.mark.parametrize("C, eps", [(np.inf, 0.01), (1e5, 1e-3), (0.2, 0.05), (1e-3, 1e-3)])
+def test_kkt_conditions_hold_at_the_solution(C, eps):
+    """Includes a rank-deficient Q (fewer rows than columns, a duplicated column)."""
+    K_tilde, y = _problem(25, 40, seed=7)
+    K_tilde = np.hstack([K_tilde, K_tilde[:, :1]])
+    alpha, _, converged = psvm_dual(K_tilde, y, C, eps, tol=1e-9, max_sweeps=100_000)
+    assert converged
+    _, c = dual_terms(K_tilde, y)
+    atol = 1e-9 * max(1.0, np.abs(c).max())
+    _check_kkt(K_tilde, y, alpha, C, eps, atol)
+    assert kkt_violation(K_tilde, y, alpha, C, eps) <= atol
+    # the accelerated and the pure coordinate descent reach the same optimum
+    pure, _, pure_converged = psvm_dual(K_tilde, y, C, eps, tol=1e-9, max_sweeps=1_000_000, newton=False)
+    assert pure_converged
+    assert _objective(K_tilde, y, alpha, eps) == pytest.approx(_objective(K_tilde, y, pure, eps), abs=1e-8)
+
+
+def test_large_epsilon_gives_zero_alpha_and_majority_class():
+    K_tilde, y = _problem(30, 20, seed=2)
+    _, c = dual_terms(K_tilde, y)
+    alpha, n_sweeps, converged = psvm_dual(K_tilde, y, 1.0, np.abs(c).max())
+    assert converged and n_sweeps == 0 and not alpha.any()
+
+    X, labels = _clusters(10, seed=3, centres=((0, 0), (1, 0)))
+    keep = np.r_[0:3, 10:20]  # 3 of "a", 10 of "b"
+    names = np.array(["a", "b"])[labels[keep]]
+    S = _similarity(X[keep], X[keep])
+    model = PSVM(C=1.0, epsilon=1e3).fit(S, names)
+    assert not model.pair_models_[0].alpha.any()
+    assert model.pair_models_[0].intercept == pytest.approx((3 - 10) / 13)
+    assert (model.predict(_similarity(X, X[keep])) == "b").all()
+
+
+# -- classifier ------------------------------------------------------------------------
+@pytest.mark.parametrize("columns", ["all", "pair"])
+def test_three_separable_classes_zero_training_error(columns):
+    X, y = _clusters(10, seed=4)
+    S = _similarity(X, X)
+    model = PSVM(C=100.0, epsilon=0.01, columns=columns).fit(S, y + 5)
+    assert [(p.a, p.b) for p in model.pair_models_] == [(0, 1), (0, 2), (1, 2)]
+    assert all(p.converged for p in model.pair_models_)
+    np.testing.assert_array_equal(model.predict(S), y + 5)
+    if columns == "pair":  # rows and columns are the pair's own objects
+        np.testing.assert_array_equal(model.pair_models_[0].columns, np.arange(20))
+    X_te, y_te = _clusters(5, seed=5)
+    np.testing.assert_array_equal(model.predict(_similarity(X_te, X)), y_te + 5)
+
+
+def test_vote_ties_go_to_the_smallest_class():
+    X, y = _clusters(5, seed=6)
+    model = PSVM().fit(_similarity(X, X), y)
+    # pairs (0,1), (0,2), (1,2): 0 beats 1, 2 beats 0, 1 beats 2 -> one vote each; f = 0 votes for the earlier class
+    model._pair_decisions = lambda S: np.array([[1.0, -1.0, 1.0], [-1.0, 0.0, -1.0], [-1.0, -1.0, 0.0]])
+    np.testing.assert_array_equal(model.predict(None), [0, 0, 1])
+
+
+def test_non_convergence_warns():
+    X, y = _clusters(10, seed=7, centres=((0, 0), (1, 0)))
+    with pytest.warns(UserWarning, match=r"P-SVM \(C=100000, epsilon=0.001\).*class pair \(0, 1\)"):
+        model = PSVM(C=1e5, epsilon=1e-3, max_sweeps=1).fit(_similarity(X, X), y)
+    assert not model.pair_models_[0].converged
+
+
+def test_pairwise_tag_and_cross_val_score():
+    X, y = _clusters(8, seed=8)
+    S = _similarity(X, X)
+    assert PSVM().__sklearn_tags__().input_tags.pairwise
+    scores = cross_val_score(PSVM(C=10.0, epsilon=0.01), S, y, cv=4)
+    assert scores.shape == (4,) and scores.mean() >= 0.9
+    # the same as slicing S[train][:, train] / S[test][:, train] by hand
+    from sklearn.model_selection import StratifiedKFold
+
+    manual = []
+    for tr, te in StratifiedKFold(4).split(S, y):
+        model = PSVM(C=10.0, epsilon=0.01).fit(S[np.ix_(tr, tr)], y[tr])
+        manual.append((model.predict(S[np.ix_(te, tr)]) == y[te]).mean())
+    np.testing.assert_allclose(scores, manual)
+
+
+def test_bad_input_and_parameters():
+    X, y = _clusters(4, seed=9)
+    S = _similarity(X, X)
+    bad = S.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(DataError):
+        PSVM().fit(bad, y)
+    with pytest.raises(DataError):
+        PSVM().fit(S[:, :-1], y)
+    with pytest.raises(DataError):
+        PSVM().fit(S, y[:-1])
+    model = PSVM().fit(S, y)
+    with pytest.raises(DataError):
+        model.predict(S[:, :-1])
+    with pytest.raises(InvalidParameterError):
+        PSVM(C=0.0).fit(S, y)
+    with pytest.raises(InvalidParameterError):
+        PSVM(columns="rows").fit(S, y)
+    PSVM(C=np.inf, epsilon=0.05).fit(S, y)  # C = inf is allowed
