@@ -154,3 +154,33 @@ def test_twenty_splits_all_worse_is_not_bold_and_equal_is_bold():
         pd.DataFrame(rows), ["d"], ["best", "worse", "same"]).set_index("method")
     assert s.loc["worse", "p_worse"] == pytest.approx(2.0 ** -20)
     assert not s.loc["worse", "bold"] and s.loc["same", "bold"] and s.loc["best", "bold"]
+
+
+def test_paper_comparison_z_and_markdown():
+    from hlm.reporting.tables import paper_comparison, paper_markdown, summarize
+
+    summary = summarize(_long(), DATASETS, METHODS)
+    comp = paper_comparison(summary, {("a", "ds1"): (14.0, 6.0), ("b", "ds2"): (3.0, 1.0)}).set_index(
+        ["method", "dataset"])
+    # ours 20 (sd 10, n 3) vs 14 (sd 6, n 20): z = 6 / sqrt(100/3 + 36/20)
+    assert comp.loc[("a", "ds1"), "z"] == pytest.approx(6 / (100 / 3 + 36 / 20) ** 0.5)
+    assert pd.isna(comp.loc[("a", "ds2"), "paper_mean"]) and pd.isna(comp.loc[("b", "ds2"), "mean"])
+    md = paper_markdown(comp.reset_index(), DATASETS, METHODS)
+    assert "| a | 20.00 vs 14.00 (+1.0) | 7.50 vs NA |" in md
+    assert "| b | 2.00 vs NA | NA vs 3.00 |" in md
+
+
+@pytest.mark.parametrize("seconds, text", [(0.05, "50 ms"), (4.7, "4.7 s"), (122.9, "2 min 2.9 s"), (float("nan"), "NA")])
+def test_format_seconds_like_the_paper(seconds, text):
+    from hlm.reporting.tables import format_seconds
+
+    assert format_seconds(seconds) == text
+
+
+def test_run_time_table_means():
+    from hlm.reporting.tables import run_time_table
+
+    long = _long().assign(fit_seconds=lambda d: d.split + 1.0, cv_seconds=0.5, predict_seconds=0.01)
+    t = run_time_table(long, DATASETS, METHODS).set_index(["method", "dataset"])
+    assert t.loc[("a", "ds1"), "fit_seconds"] == pytest.approx(2.0) and t.loc[("a", "ds1"), "n_splits"] == 3
+    assert t.loc[("b", "ds2"), "n_splits"] == 0 and pd.isna(t.loc[("b", "ds2"), "fit_seconds"])

@@ -120,20 +120,12 @@ def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: in
     counts = sorted(set(summary.loc[summary["n_splits"] > 0, "n_splits"]))
     n = "/".join(map(str, counts)) or "0"
     split = f"random {100 - test_pct}/{test_pct} train/test splits" if test_pct else "random splits"
-    esc = lambda s: str(s).replace("|", r"\|")  # noqa: E731
-    lines = [
-        f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1). "
-        f"Bold: the lowest mean per data set and every method not significantly worse "
-        f"(one-sided Wilcoxon signed-rank test on the paired split errors, alpha = {ALPHA}).",
-        "",
-        "| Classifier | " + " | ".join(map(esc, datasets)) + " |",
-        "|---|" + "---:|" * len(datasets),
-    ]
-    for m in methods:
-        lines.append(f"| {esc((labels or {}).get(m, m))} | " + " | ".join(cells[(m, d)] for d in datasets) + " |")
+    caption = (f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1). "
+               f"Bold: the lowest mean per data set and every method not significantly worse "
+               f"(one-sided Wilcoxon signed-rank test on the paired split errors, alpha = {ALPHA}).")
     conv = summary.drop_duplicates("dataset").set_index("dataset")["to_distance"]
-    lines += ["", "Distances: " + "; ".join(f"{d}: {conv[d]}" for d in datasets)]
-    return "\n".join(lines) + "\n"
+    table = _pipe_table(caption, datasets, methods, lambda m, d: cells[(m, d)], labels)
+    return table + "\nDistances: " + "; ".join(f"{d}: {conv[d]}" for d in datasets) + "\n"
 
 
 def write_error_rate_tables(
@@ -173,6 +165,18 @@ def write_error_rate_tables(
     return summary
 
 
+def _esc(text) -> str:
+    return str(text).replace("|", r"\|")
+
+
+def _pipe_table(caption: str, datasets: list, methods: list, cell, labels: dict | None = None) -> str:
+    """A caption line and a Markdown pipe table: one row per method, ``cell(method, dataset)`` per column."""
+    lines = [caption, "", "| Classifier | " + " | ".join(map(_esc, datasets)) + " |", "|---|" + "---:|" * len(datasets)]
+    for m in methods:
+        lines.append(f"| {_esc((labels or {}).get(m, m))} | " + " | ".join(cell(m, d) for d in datasets) + " |")
+    return "\n".join(lines) + "\n"
+
+
 # -- our numbers next to the paper's (Tables 2-3) -----------------------------------------
 PAPER_COLUMNS = ["method", "dataset", "mean", "sd", "n_splits", "paper_mean", "paper_sd", "diff", "z"]
 
@@ -196,30 +200,22 @@ def paper_comparison(summary: pd.DataFrame, paper: dict, paper_splits: int = 20)
 def paper_markdown(comparison: pd.DataFrame, datasets: list, methods: list, labels: dict | None = None,
                    source: str = "") -> str:
     """Cells "ours vs paper (z)"; z in standard errors of the difference, |z| > 2 in bold."""
-    esc = lambda s: str(s).replace("|", r"\|")  # noqa: E731
     by = comparison.set_index(["method", "dataset"])
-    lines = [
-        "Our test error (%, mean over the splits) vs the paper's; in parentheses the difference in "
-        "standard errors, z = (ours - paper) / sqrt(sd^2/n + sd_paper^2/20); |z| > 2 in bold. "
-        f"Paper: {source or 'Qiao & Li'}; NA: not reported or not run.",
-        "",
-        "| Classifier | " + " | ".join(map(esc, datasets)) + " |",
-        "|---|" + "---:|" * len(datasets),
-    ]
-    for m in methods:
-        cells = []
-        for d in datasets:
-            r = by.loc[(m, d)] if (m, d) in by.index else None
-            if r is None or pd.isna(r["mean"]):
-                cells.append(NA if r is None or pd.isna(r["paper_mean"]) else f"NA vs {r['paper_mean']:.2f}")
-            elif pd.isna(r["paper_mean"]):
-                cells.append(f"{r['mean']:.2f} vs NA")
-            else:
-                z = f"{r['z']:+.1f}" if pd.notna(r["z"]) else NA
-                z = f"**{z}**" if pd.notna(r["z"]) and abs(r["z"]) > 2 else z
-                cells.append(f"{r['mean']:.2f} vs {r['paper_mean']:.2f} ({z})")
-        lines.append(f"| {esc((labels or {}).get(m, m))} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+
+    def cell(m, d) -> str:
+        r = by.loc[(m, d)] if (m, d) in by.index else None
+        if r is None or pd.isna(r["mean"]):
+            return NA if r is None or pd.isna(r["paper_mean"]) else f"NA vs {r['paper_mean']:.2f}"
+        if pd.isna(r["paper_mean"]):
+            return f"{r['mean']:.2f} vs NA"
+        z = f"{r['z']:+.1f}" if pd.notna(r["z"]) else NA
+        z = f"**{z}**" if pd.notna(r["z"]) and abs(r["z"]) > 2 else z
+        return f"{r['mean']:.2f} vs {r['paper_mean']:.2f} ({z})"
+
+    caption = ("Our test error (%, mean over the splits) vs the paper's; in parentheses the difference in "
+               "standard errors, z = (ours - paper) / sqrt(sd^2/n + sd_paper^2/20); |z| > 2 in bold. "
+               f"Paper: {source or 'Qiao & Li'}; NA: not reported or not run.")
+    return _pipe_table(caption, datasets, methods, cell, labels)
 
 
 # -- run time (paper Table 4) ----------------------------------------------------------------
@@ -254,21 +250,13 @@ def format_seconds(seconds: float) -> str:
 
 
 def run_time_markdown(times: pd.DataFrame, datasets: list, methods: list, labels: dict | None = None) -> str:
-    esc = lambda s: str(s).replace("|", r"\|")  # noqa: E731
     by = times.set_index(["method", "dataset"])
-    lines = [
-        "Mean wall time per split: training (10-fold CV over the grid + final fit) / testing "
-        "(classifying the test part), as in the paper's Table 4. Jobs of the costly methods run "
-        "their CV folds in parallel worker processes (config threads_per_job).",
-        "",
-        "| Classifier | " + " | ".join(map(esc, datasets)) + " |",
-        "|---|" + "---:|" * len(datasets),
-    ]
-    for m in methods:
-        cells = []
-        for d in datasets:
-            r = by.loc[(m, d)]
-            cells.append(NA if r["n_splits"] == 0 else
-                         f"{format_seconds(r['fit_seconds'])} / {format_seconds(r['predict_seconds'])}")
-        lines.append(f"| {esc((labels or {}).get(m, m))} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+
+    def cell(m, d) -> str:
+        r = by.loc[(m, d)]
+        return NA if r["n_splits"] == 0 else f"{format_seconds(r['fit_seconds'])} / {format_seconds(r['predict_seconds'])}"
+
+    caption = ("Mean wall time per split: training (10-fold CV over the grid + final fit) / testing "
+               "(classifying the test part), as in the paper's Table 4. Jobs of the costly methods run "
+               "their CV folds in parallel worker processes when config threads_per_job > 1.")
+    return _pipe_table(caption, datasets, methods, cell, labels)
