@@ -22,8 +22,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import SimilarityClassifier
 from hlm.models.knn import break_vote_ties
-from hlm.models.kri import simplex_qp
-from hlm.models.spectrum import fit_spectrum, symmetrize
+from hlm.models.kri import simplex_qp_rows
+from hlm.models.spectrum import EIG_RTOL, symmetrize
 
 #: Relative eigenvalue cutoff of the KRR pseudo-inverse (spec 6.4): numpy.linalg.pinv's default,
 #: i.e. ``pinv(a, hermitian=True)`` with rcond and rtol unset uses rcond = 1e-15 (numpy 2.x source).
@@ -148,12 +148,22 @@ class KRIKNN(_LocalWeightedVote):
     def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
         S_N, s_N = self._local_blocks(S_te, nb)
         lam, k = float(self.ridge), nb.shape[1]
-        W = np.empty(nb.shape)
-        for r in range(nb.shape[0]):
-            clip = fit_spectrum(S_N[r], "clip")
-            b = clip.projector @ s_N[r] if self.test_transform == "consistent" else s_N[r]
-            W[r] = simplex_qp(clip.kernel + lam * np.eye(k), b)
-        return W
+        mu, U = np.linalg.eigh(S_N)  # batched over rows; S_N is a block of Sym(S)
+        # local clip as in fit_spectrum(S_N[r], "clip"): eigenvalues <= tau = EIG_RTOL max|mu| dropped
+        tau = EIG_RTOL * np.maximum(np.abs(mu).max(axis=1, initial=0.0), np.finfo(float).tiny)
+        keep = mu > tau[:, None]
+        U_keep = U * keep[:, None, :]  # dropped eigenvectors zeroed instead of sliced out
+        UT = U_keep.transpose(0, 2, 1)
+        K = (U_keep * np.where(keep, mu, 0.0)[:, None, :]) @ UT
+        A = (K + K.transpose(0, 2, 1)) / 2.0  # symmetrised, as fit_spectrum's kernel
+        A[:, np.arange(k), np.arange(k)] += lam  # A = S~ + lambda I
+        if self.test_transform == "consistent":  # b = P s_N, P = U_keep U_keep^T
+            b = np.einsum("rij,rj->ri", U_keep, np.einsum("rji,rj->ri", U_keep, s_N))
+        else:
+            b = s_N
+        # A^{-1} = U diag(1 / (max(mu, 0)[keep] + lambda)) U^T: the solver's starting inverse
+        A_inv = (U * (1.0 / (np.where(keep, mu, 0.0) + lam))[:, None, :]) @ U.transpose(0, 2, 1)
+        return simplex_qp_rows(A, b, A_inv)
 
 
 class KRRKNN(_LocalWeightedVote):
