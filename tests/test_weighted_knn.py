@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 from sklearn.kernel_ridge import KernelRidge
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils._param_validation import InvalidParameterError
@@ -78,12 +79,16 @@ def _kkt_residual(A, b, w):
     )
 
 
-def test_simplex_qp_equals_brute_force_and_satisfies_kkt(monkeypatch):
-    n_released = []
-    grow = kri._grow
-    monkeypatch.setattr(kri, "_grow", lambda *a: n_released.append(1) or grow(*a))
+def _n_released(A, b):
+    """How often the compiled solver moved an index from the zero set back into F on (A, b)."""
+    tol = kri.KKT_RTOL * max(1.0, np.abs(A).max(), np.abs(b).max())
+    *_, n = kri._active_set(A, b, np.linalg.inv(A), tol, kri.default_max_iter(len(b)), kri.REFRESH_EVERY)
+    return n
+
+
+def test_simplex_qp_equals_brute_force_and_satisfies_kkt():
     rng = np.random.default_rng(1)
-    sizes = []
+    sizes, n_released = [], 0
     for trial in range(300):
         k = 1 + trial % 6
         A = _random_pd(rng, k)
@@ -92,9 +97,142 @@ def test_simplex_qp_equals_brute_force_and_satisfies_kkt(monkeypatch):
         np.testing.assert_allclose(w, _brute_force_simplex_qp(A, b), atol=1e-10)
         assert _kkt_residual(A, b, w) < 1e-10
         sizes.append((k, int((w > 0).sum())))
+        n_released += _n_released(A, b) if k > 1 else 0
     # the cases cover sparse and full supports, so the comparison is not trivial
     assert any(s < k for k, s in sizes) and any(s == k > 2 for k, s in sizes)
-    assert len(n_released) >= 3  # ... and the path that moves a zero back into F
+    assert n_released >= 3  # ... and the path that moves a zero back into F
+
+
+def _reference_simplex_qp(A, b, max_iter=None, stats=None):
+    """Plain-numpy primal active set of spec 6.3 step 3, the same method as ``simplex_qp``.
+
+    Dense formulation: B = A_FF^{-1} padded with zeros to k x k, rank-one updates when an
+    index enters or leaves F, B recomputed from A_FF every REFRESH_EVERY updates and before
+    the stopping test is accepted; tolerance KKT_RTOL * max(1, |A|max, |b|max).
+    ``stats`` (a dict) counts releases, multi-index drops and refreshes.
+    Returns (w, converged).
+    """
+    k = len(b)
+    if k == 1:
+        return np.ones(1), True
+    stats = {} if stats is None else stats
+    for key in ("released", "multi_drop", "refresh"):
+        stats.setdefault(key, 0)
+    tol = kri.KKT_RTOL * max(1.0, np.abs(A).max(), np.abs(b).max())
+    max_iter = 10 * k + 50 if max_iter is None else max_iter
+    w, free = np.full(k, 1.0 / k), np.ones(k, dtype=bool)
+    B, n_updates = np.linalg.inv(A), 0
+    for _ in range(max_iter):
+        if n_updates >= kri.REFRESH_EVERY:
+            F = np.flatnonzero(free)
+            B = np.zeros_like(A)
+            B[np.ix_(F, F)] = np.linalg.inv(A[np.ix_(F, F)])
+            n_updates = 0
+            stats["refresh"] += 1
+        x_b, x_1 = B @ b, B.sum(axis=1)
+        nu = (1.0 - x_b.sum()) / x_1.sum()
+        w_eq = x_b + nu * x_1
+        if (w_eq[free] >= 0).all():
+            w = w_eq
+            g = A @ w - b - nu
+            g[free] = np.inf
+            j = int(np.argmin(g))
+            if g[j] >= -tol:
+                if n_updates == 0:
+                    return w, True
+                n_updates = kri.REFRESH_EVERY
+                continue
+            a = np.where(free, A[:, j], 0.0)
+            u = B @ a
+            schur = A[j, j] - a @ u
+            B += np.outer(u / schur, u)
+            B[:, j] = B[j, :] = -u / schur
+            B[j, j] = 1.0 / schur
+            free[j] = True
+            stats["released"] += 1
+        else:
+            d = w_eq - w
+            shrinking = free & (d < 0)
+            ratios = np.full(k, np.inf)
+            ratios[shrinking] = w[shrinking] / -d[shrinking]
+            t = ratios.min()
+            hit = np.flatnonzero(ratios <= t)
+            w = np.maximum(w + t * d, 0.0)
+            w[hit] = 0.0
+            for p in hit:
+                col = B[:, p].copy()
+                B -= np.outer(col / col[p], col)
+                B[:, p] = B[p, :] = 0.0
+            free[hit] = False
+            stats["multi_drop"] += len(hit) > 1
+        n_updates += 1
+    return w / w.sum(), False
+
+
+def _similarity_qp(rng, k):
+    """KRI-like problem: unit-diagonal PSD similarities (often low rank, with duplicate rows) + ridge."""
+    r = k if rng.uniform() < 0.4 else int(rng.integers(1, 4))
+    X = rng.normal(size=(k, r))
+    n_dup = int(rng.integers(0, k // 2 + 1)) if rng.uniform() < 0.5 else 0
+    for _ in range(n_dup):  # duplicate neighbours (Voting, Protein)
+        X[rng.integers(k)] = X[rng.integers(k)]
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    lam = rng.choice([1e-3, 1e-2, 0.1, 1.0, 10.0, 1e3])
+    A = X @ X.T + lam * np.eye(k)
+    z = rng.normal(size=r)
+    b = X @ (z / np.linalg.norm(z)) if rng.uniform() < 0.7 else rng.normal(0, rng.choice([0.3, 3.0]), k)
+    return A, b
+
+
+def test_compiled_simplex_qp_equals_numpy_reference_and_brute_force():
+    rng = np.random.default_rng(13)
+    stats, supports, n_brute = {}, [], 0
+    problems = []
+    for trial in range(200):
+        k = int(rng.choice([2, 3, 4, 5, 6, 8, 12, 16, 24, 33, 48, 64]))
+        problems.append(_similarity_qp(rng, k) if trial % 4 else (_random_pd(rng, k), rng.normal(0, 1.0, k)))
+    for k in (4, 7, 16, 40):  # exact ties: several weights reach 0 in the same step
+        problems.append((rng.choice([1e-2, 1.0]) * np.eye(k), rng.integers(0, 3, k).astype(float)))
+    for A, b in problems:
+        k = len(b)
+        ref, converged = _reference_simplex_qp(A, b, stats=stats)
+        assert converged
+        w = simplex_qp(A, b)
+        np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(w > 0, ref > 0)  # same support, exact zeros off it
+        assert w.min() >= 0 and abs(w.sum() - 1) < 1e-12
+        if k <= 8:
+            np.testing.assert_allclose(w, _brute_force_simplex_qp(A, b), atol=1e-10)
+            n_brute += 1
+        supports.append((k, int((w > 0).sum())))
+    # the stacked solver gives the same weights as one call per problem
+    for k in (5, 64):
+        same_k = [(A, b) for A, b in problems if len(b) == k]
+        W = kri.simplex_qp_rows(np.stack([A for A, _ in same_k]), np.stack([b for _, b in same_k]))
+        np.testing.assert_allclose(W, [simplex_qp(A, b) for A, b in same_k], rtol=0, atol=1e-14)
+    # every path of the method was taken: releases, several indices hitting 0 in one step,
+    # periodic refreshes of A_FF^{-1}, sparse and full supports at large k
+    assert stats["released"] >= 10 and stats["multi_drop"] >= 3 and stats["refresh"] >= 20, stats
+    assert n_brute >= 50
+    assert any(k >= 33 and s == k for k, s in supports) and any(k >= 33 and s <= 3 for k, s in supports)
+
+
+def test_simplex_qp_warns_when_the_iteration_cap_is_hit():
+    rng = np.random.default_rng(14)
+    A, b = _similarity_qp(rng, 40)
+    A = A + 1e-3 * np.eye(40)
+    b = rng.normal(0, 3.0, 40)  # far from uniform: many steps needed
+    with pytest.warns(ConvergenceWarning, match="did not terminate in 3 iterations"):
+        w = simplex_qp(A, b, max_iter=3)
+    ref, converged = _reference_simplex_qp(A, b, max_iter=3)
+    assert not converged
+    np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
+    assert w.min() >= 0 and abs(w.sum() - 1) < 1e-12
+    with pytest.warns(ConvergenceWarning, match="for 2 problems"):
+        kri.simplex_qp_rows(np.stack([A, A]), np.stack([b, b]), max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        simplex_qp(A, b)
 
 
 def test_simplex_qp_limits():
@@ -124,6 +262,42 @@ def test_kri_weights_are_the_clipped_qp_solution():
             np.testing.assert_allclose(W[r], _brute_force_simplex_qp(K + 0.1 * np.eye(5), b), atol=1e-10)
     assert n_indefinite >= 2  # some neighbourhoods really needed the clip ...
     assert np.abs(W_by["consistent"][1] - W_by["raw"][1]).max() > 1e-3  # ... and P s_N mattered
+
+
+def test_kri_batched_weights_equal_per_row_fit_spectrum_and_reference_qp(monkeypatch):
+    """Large k, indefinite similarities with duplicate objects: the batched clip + compiled
+    solver give the weights of fit_spectrum(S_N, "clip") + the plain-numpy active set, per row."""
+    from hlm.models import weighted_knn
+    from hlm.models.spectrum import fit_spectrum
+
+    rng = np.random.default_rng(15)
+    S, S_te = _indefinite_similarity(rng, 70, 12)
+    S[60:], S[:, 60:] = S[:10], S[:, :10]  # objects 60..69 duplicate 0..9
+    S_te[:, 60:] = S_te[:, :10]
+    y = np.arange(70) % 3
+    n_sparse = 0
+    for k, lam, transform in [(48, 1e-3, "consistent"), (48, 10.0, "consistent"), (64, 0.1, "raw")]:
+        model = KRIKNN(n_neighbors=k, ridge=lam, test_transform=transform).fit(S, y)
+        nb, W = model.neighbour_weights(S_te)
+        for r in range(len(S_te)):
+            clip = fit_spectrum(S[np.ix_(nb[r], nb[r])], "clip")
+            s = S_te[r, nb[r]]
+            b = clip.projector @ s if transform == "consistent" else s
+            ref, _ = _reference_simplex_qp(clip.kernel + lam * np.eye(k), b)
+            np.testing.assert_allclose(W[r], ref, rtol=0, atol=1e-10)
+            n_sparse += (ref > 0).sum() < k
+        # the remembered clip of these neighbourhood blocks (used by the next call) changes nothing
+        assert weighted_knn._clip_memo is not None
+        np.testing.assert_array_equal(model.neighbour_weights(S_te)[1], W)
+        monkeypatch.setattr(weighted_knn, "_clip_memo", None)
+        np.testing.assert_array_equal(model.neighbour_weights(S_te)[1], W)
+    assert n_sparse >= 10
+    # a different fit set of the same shape does not reuse the remembered clip
+    S2, S2_te = _indefinite_similarity(rng, 70, 12)
+    model = KRIKNN(n_neighbors=64, ridge=0.1, test_transform="raw").fit(S2, y)
+    W_memo = model.neighbour_weights(S2_te)[1]
+    monkeypatch.setattr(weighted_knn, "_clip_memo", None)
+    np.testing.assert_array_equal(model.neighbour_weights(S2_te)[1], W_memo)
 
 
 def test_kri_huge_ridge_is_the_knn_vote():

@@ -129,7 +129,8 @@ def _active_set(A, b, A_inv, tol, max_iter, refresh_every):  # pragma: no cover 
     Storage: F is kept in slots 0..nf-1; ``idx[s]`` is the index held by slot s and
     ``slot[i]`` the slot of index i (-1 for i in Z). ``Bc[:nf, :nf]`` is A_FF^{-1} in slot
     order (the padded B of the dense formulation, compacted), so every O(|F|^2) loop runs
-    over contiguous rows. "reassoc" only lets the compiler vectorise the dot-product sums.
+    over contiguous rows. "reassoc" lets the compiler vectorise the dot-product sums (it may
+    reorder them: rounding-level differences from the dense numpy formulation only).
     """
     k = b.shape[0]
     At = np.ascontiguousarray(A.T)  # rows of At are columns of A: (A w)_z = sum_i A[z, i] w_i
@@ -156,11 +157,12 @@ def _active_set(A, b, A_inv, tol, max_iter, refresh_every):  # pragma: no cover 
         sum_b = 0.0
         sum_1 = 0.0
         for p in range(nf):
+            row = Bc[p]
             sb = 0.0
             s1 = 0.0
             for q in range(nf):
-                sb += Bc[p, q] * bc[q]
-                s1 += Bc[p, q]
+                sb += row[q] * bc[q]
+                s1 += row[q]
             w_eq[p] = sb
             x_1[p] = s1
             sum_b += sb
@@ -199,16 +201,18 @@ def _active_set(A, b, A_inv, tol, max_iter, refresh_every):  # pragma: no cover 
                 a[p] = A[idx[p], j]
             schur = A[j, j]
             for p in range(nf):
+                row = Bc[p]
                 s = 0.0
                 for q in range(nf):
-                    s += Bc[p, q] * a[q]
+                    s += row[q] * a[q]
                 u[p] = s
             for p in range(nf):
                 schur -= a[p] * u[p]
             for p in range(nf):
+                row = Bc[p]
                 up = u[p] / schur
                 for q in range(nf):
-                    Bc[p, q] += up * u[q]
+                    row[q] += up * u[q]
             for p in range(nf):
                 Bc[p, nf] = -u[p] / schur
                 Bc[nf, p] = -u[p] / schur
@@ -246,9 +250,10 @@ def _drop(Bc, idx, slot, bc, nf, p, col):  # pragma: no cover - compiled
     piv = col[p]
     for r in range(nf):
         if r != p:
+            row = Bc[r]
             cr = col[r] / piv
             for q in range(nf):
-                Bc[r, q] -= cr * col[q]
+                row[q] -= cr * col[q]
     last = nf - 1
     slot[idx[p]] = -1
     if p != last:
