@@ -85,7 +85,8 @@ def test_dry_run_of_default_config(project):
         assert counts[method] == 5
     # SVMs on raw vectors: Sonar is the only data set of kind: vectors; the others are skipped, with a message
     assert counts["svm_vector_linear"] == 1 and counts["svm_vector_rbf"] == 1
-    assert "hlm: skipping method 'svm_vector_rbf' on data set 'voting'" in proc.stderr
+    assert ("hlm: skipping method(s) svm_vector_linear, svm_vector_rbf on data set(s) aural_sonar, house_votes, "
+            "protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
 
 

@@ -36,9 +36,11 @@ DATASETS = list(config["datasets"])
 RUN_METHODS = list(config["methods"])
 # (data set, method) pairs that run: vector methods only on kind: vectors (paper, end of section 5.3)
 PAIRS = [(d, m) for d in DATASETS for m in RUN_METHODS if method_applies(m, REGISTRY[d].kind)]
-for _d, _m in sorted({(d, m) for d in DATASETS for m in RUN_METHODS} - set(PAIRS)):
-    print(f"hlm: skipping method '{_m}' on data set '{_d}': it needs feature vectors "
-          f"(kind: vectors), and '{_d}' is of kind '{REGISTRY[_d].kind}'", file=sys.stderr)
+_SKIPPED = sorted({(d, m) for d in DATASETS for m in RUN_METHODS} - set(PAIRS))
+if _SKIPPED:
+    print("hlm: skipping method(s) " + ", ".join(sorted({m for _, m in _SKIPPED}))
+          + " on data set(s) " + ", ".join(sorted({d for d, _ in _SKIPPED}))
+          + ": they need feature vectors (kind: vectors)", file=sys.stderr)
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
 MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
 EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
