@@ -11,20 +11,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
-from threadpoolctl import threadpool_limits
 
 from hlm.errors import DataError
 from hlm.models.spectrum import fit_spectrum
 from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel, SVMVectors
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """Small eigendecompositions: BLAS threads only add overhead on a shared machine."""
-    with threadpool_limits(1):
-        yield
 
 
 @pytest.fixture(scope="module")
