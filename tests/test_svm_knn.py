@@ -78,10 +78,11 @@ def test_single_class_neighbourhood_shortcut(monkeypatch):
     )
     model = SVMKNN(n_neighbors=2, C=1.0).fit(S, ["a", "a", "b", "b"])
 
-    def no_svm(N):
+    def no_svm(*args, **kwargs):
         raise AssertionError("a local SVM was fitted for a one-class neighbourhood")
 
-    monkeypatch.setattr(model, "_local_model", no_svm)
+    monkeypatch.setattr("hlm.models.svm_knn.fit_spectrum", no_svm)
+    monkeypatch.setattr("hlm.models.svm_knn._LocalSVC", no_svm)
     # row 0: neighbours {0, 1} (both 'a'); row 1: {2, 3} (both 'b') although object 0 ('a') is close behind
     S_te = np.array([[0.8, 0.7, 0.0, 0.6], [0.5, 0.1, 0.6, 0.55]])
     np.testing.assert_array_equal(model.predict(S_te), ["a", "b"])
@@ -97,8 +98,10 @@ def test_identical_neighbour_sets_share_one_svm(aural_split, monkeypatch):
     _, _, S, y, S_te, _ = aural_split
     model = SVMKNN(n_neighbors=len(y), C=1.0).fit(S, y)  # every row has the same (full) set
     calls = []
-    original = model._local_model
-    monkeypatch.setattr(model, "_local_model", lambda N: calls.append(tuple(N)) or original(N))
+    import hlm.models.svm_knn as module
+
+    original = module.fit_spectrum
+    monkeypatch.setattr(module, "fit_spectrum", lambda S_N, how: calls.append(S_N.shape) or original(S_N, how))
     model.predict(S_te)
     assert len(calls) == 1
     model.predict(S_te)  # the cache lives within one predict call

@@ -16,11 +16,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.utils import get_tags
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from hlm.errors import HLMError
+from hlm.models._grid import predict_each
 
 
 def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -60,22 +59,19 @@ def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds, 
 
 
 def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
-    """Validation error of every grid point on one fold."""
+    """Validation error of every grid point on one fold (``predict_grid`` of the estimator if it has one)."""
     if get_tags(estimator).input_tags.pairwise:
         D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
     else:  # feature vectors
         D_fit, D_val = D[fit], D[val]
-    errors = np.empty(len(grid))
-    for g, params in enumerate(grid):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
-                model = clone(estimator).set_params(**params).fit(D_fit, y[fit])
-        except HLMError:
-            errors[g] = np.inf
-            continue
-        errors[g] = np.mean(model.predict(D_val) != y[val])
-    return errors
+    path = getattr(estimator, "predict_grid", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
+        if path is not None:
+            predictions = path(D_fit, y[fit], D_val, grid)
+        else:
+            predictions = predict_each(estimator, D_fit, y[fit], D_val, grid)
+    return np.array([np.inf if p is None else np.mean(p != y[val]) for p in predictions], dtype=np.float64)
 
 
 def select_params(estimator, D, y, grid: list[dict], folds, n_jobs: int = 1) -> tuple[dict, list[dict], np.ndarray]:

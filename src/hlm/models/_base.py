@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from hlm.data.validation import nonfinite
 from hlm.errors import DataError
+from hlm.models._grid import predict_each
 
 
 class PrecomputedClassifier(ClassifierMixin, BaseEstimator):
@@ -55,6 +56,15 @@ class PrecomputedClassifier(ClassifierMixin, BaseEstimator):
                 f"{self.n_features_in_} objects (columns must be the training objects)"
             )
         return D
+
+    def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
+        """Predictions of ``D_val`` after a refit on ``(D_fit, y)`` at every grid point (one CV fold).
+
+        Equal to refitting a clone per grid point (``hlm.models._grid.predict_each``;
+        None where the data cannot support a point). Estimators whose grid points
+        share work override this with a faster path, tested equal.
+        """
+        return predict_each(self, D_fit, y, D_val, grid)
 
 
 class PosteriorClassifier(PrecomputedClassifier):

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import HasMethods
 
 from hlm.data.conversions import distance_to_similarity, reciprocal_similarity
 from hlm.models._base import PrecomputedClassifier
+from hlm.models._grid import predict_each
 
 
 class SimilarityFromDistances(PrecomputedClassifier):
@@ -35,6 +36,22 @@ class SimilarityFromDistances(PrecomputedClassifier):
         self.estimator_ = clone(self.estimator).fit(S, y)
         self.classes_ = self.estimator_.classes_
         return self
+
+    def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
+        """The wrapped estimator's grid path on 1/d of this fold (U from ``D_fit``), when the
+        grid sets only ``estimator__*`` parameters (else one refit per grid point)."""
+        prefix = "estimator__"
+        if any(not name.startswith(prefix) for params in grid for name in params):
+            return predict_each(self, D_fit, y, D_val, grid)
+        fold = clone(self)
+        fold._validate_params()
+        D_fit, _ = fold._check_fit_input(D_fit, y)
+        S_fit, _, fold.upper_bound_ = distance_to_similarity(D_fit, where="fit")
+        inner = clone(self.estimator)
+        plain = [{name.removeprefix(prefix): v for name, v in params.items()} for params in grid]
+        if hasattr(inner, "predict_grid"):
+            return inner.predict_grid(S_fit, y, fold._similarities(D_val), plain)
+        return predict_each(inner, S_fit, y, fold._similarities(D_val), plain)
 
     def _similarities(self, D):
         return reciprocal_similarity(self._check_predict_input(D), self.upper_bound_)

@@ -22,10 +22,12 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.svm import _libsvm
 from sklearn.utils._param_validation import Interval
 
 from hlm.models._base import SimilarityClassifier
+from hlm.models._grid import group_grid
 from hlm.models.spectrum import fit_spectrum
 from hlm.models.svm_similarity import _SVC_CONSTRAINTS, warn_max_iter
 
@@ -68,35 +70,51 @@ class SVMKNN(SimilarityClassifier):
         k = min(int(self.n_neighbors), S_te.shape[1])
         return np.sort(np.argsort(-S_te, axis=1, kind="stable")[:, :k], axis=1)
 
-    def _local_model(self, N: np.ndarray):
-        """(clip transform, local SVM, hit max_iter) for neighbour set N, which has at least two classes."""
-        transform = fit_spectrum(self.S_fit_[np.ix_(N, N)], "clip")
-        svc = _LocalSVC(transform.kernel, self._y_idx[N], C=self.C, max_iter=self.max_iter,
-                        cache_size=self.cache_size)
-        return transform, svc, svc.hit_max_iter
-
     def predict(self, S):
-        S = self._check_predict_input(S)
+        return self._predict_costs(self._check_predict_input(S), [self.C])[0]
+
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: per k, each neighbour set's clip is computed once and
+        its local SVM fitted for every C (equal to refitting per grid point, tested)."""
+        out: list = [None] * len(grid)
+        for outer, points in group_grid(self, grid, ("C",)).items():
+            model = clone(self).set_params(**dict(outer)).fit(S_fit, y)
+            predictions = model._predict_costs(model._check_predict_input(S_val), [p["C"] for _, p in points])
+            for (g, _), pred in zip(points, predictions):
+                out[g] = pred
+        return out
+
+    def _predict_costs(self, S: np.ndarray, costs: list[float]) -> list[np.ndarray]:
+        """Predictions of the rows of S with local SVMs of each cost C in ``costs``.
+
+        Test objects with the same neighbour set share its clip transform and local SVMs.
+        """
         neighbours = self._neighbour_sets(S)
-        out = np.empty(S.shape[0], dtype=np.intp)
+        out = np.empty((len(costs), S.shape[0]), dtype=np.intp)
         cache: dict[tuple[int, ...], tuple] = {}
         for i, N in enumerate(neighbours):
             labels = self._y_idx[N]
             if (labels == labels[0]).all():
-                out[i] = labels[0]  # |G_x| = 1 shortcut
+                out[:, i] = labels[0]  # |G_x| = 1 shortcut
                 continue
             key = tuple(N.tolist())
             if key not in cache:
-                cache[key] = self._local_model(N)
-            transform, svc, _ = cache[key]
-            out[i] = svc.predict(transform.transform_test(S[i, N][None, :]))[0]
-        n_hit = sum(hit for _, _, hit in cache.values())
-        if n_hit:
-            warn_max_iter(
-                f"SVM-KNN (clip) k={self.n_neighbors}", self.C, self.max_iter,
-                f" in {n_hit} of {len(cache)} local SVMs",
-            )
-        return self.classes_[out]
+                transform = fit_spectrum(self.S_fit_[np.ix_(N, N)], "clip")
+                svcs = [_LocalSVC(transform.kernel, labels, C=C, max_iter=self.max_iter, cache_size=self.cache_size)
+                        for C in costs]
+                cache[key] = (transform, svcs)
+            transform, svcs = cache[key]
+            K_te = transform.transform_test(S[i, N][None, :])
+            for c, svc in enumerate(svcs):
+                out[c, i] = svc.predict(K_te)[0]
+        for c, C in enumerate(costs):
+            n_hit = sum(svcs[c].hit_max_iter for _, svcs in cache.values())
+            if n_hit:
+                warn_max_iter(
+                    f"SVM-KNN (clip) k={self.n_neighbors}", C, self.max_iter,
+                    f" in {n_hit} of {len(cache)} local SVMs",
+                )
+        return [self.classes_[row] for row in out]
 
 
 class _LocalSVC:

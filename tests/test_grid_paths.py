@@ -1,0 +1,88 @@
+"""CV grid paths (``predict_grid``) give the predictions of one refit per grid point (``predict_each``).
+
+Each estimator that shares work across its grid (eigendecompositions that do
+not depend on C or the ridge, kernels that do not depend on C, warm-started
+solvers) is run on the same fold both ways.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+from sklearn.model_selection import ParameterGrid
+
+from hlm.evaluation.cv import cv_errors, make_folds
+from hlm.models._grid import predict_each
+from hlm.models.from_distances import SimilarityFromDistances
+from hlm.models.svm_knn import SVMKNN
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def aural():
+    """Aural Sonar (indefinite similarities, 2 classes): fit = 4 of every 5 objects."""
+    mat = scipy.io.loadmat(ROOT / "data" / "raw" / "AuraSonar.mat")
+    S, y = np.asarray(mat["A"], dtype=np.float64), mat["C"].ravel().astype(int)
+    val = np.arange(len(y)) % 5 == 0
+    return S[np.ix_(~val, ~val)], y[~val], S[np.ix_(val, ~val)], y[val]
+
+
+@pytest.fixture(scope="module")
+def three_class():
+    """A 3-class, indefinite, slightly asymmetric similarity (exp(-d^1.5) plus noise) on 90 objects."""
+    rng = np.random.default_rng(7)
+    y = np.repeat([0, 1, 2], 30)
+    X = rng.normal(size=(90, 4)) + 1.3 * np.eye(4)[y]
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    S = np.exp(-(D**1.5)) + 0.02 * rng.normal(size=D.shape)
+    val = np.arange(90) % 4 == 0
+    return S[np.ix_(~val, ~val)], y[~val], S[np.ix_(val, ~val)], y[val]
+
+
+def assert_paths_equal(estimator, fold, grid):
+    S_fit, y_fit, S_val, _ = fold
+    fast = estimator.predict_grid(S_fit, y_fit, S_val, grid)
+    slow = predict_each(estimator, S_fit, y_fit, S_val, grid)
+    assert len(fast) == len(slow) == len(grid)
+    for params, a, b in zip(grid, fast, slow):
+        np.testing.assert_array_equal(a, b, err_msg=str(params))
+    return fast
+
+
+GRIDS = {
+    "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+@pytest.mark.parametrize("data", ["aural", "three_class"])
+def test_grid_path_equals_refits(name, data, request):
+    estimator, grid = GRIDS[name]
+    predictions = assert_paths_equal(estimator, request.getfixturevalue(data), list(ParameterGrid(grid)))
+    assert len({tuple(p) for p in predictions}) > 1  # the grid points really differ
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_grid_path_through_distance_wrapper(name, aural):
+    """On distance-only data the wrapper converts once per fold (U of the fold) and uses the path."""
+    estimator, grid = GRIDS[name]
+    S_fit, y_fit, S_val, y_val = aural
+    D = lambda S: np.maximum(S.max() - S, 0.0) + 0.01  # noqa: E731 - some positive distance
+    fold = (D(S_fit), y_fit, D(S_val), y_val)
+    nested = [{f"estimator__{k}": v for k, v in p.items()} for p in ParameterGrid(grid)]
+    assert_paths_equal(SimilarityFromDistances(estimator), fold, nested)
+
+
+def test_cv_errors_use_the_path(aural):
+    """cv_errors with the path equals cv_errors by refits (an estimator without the path)."""
+    S_fit, y_fit, _, _ = aural
+    grid = list(ParameterGrid({"n_neighbors": [4, 16], "C": [0.1, 100.0]}))
+    folds = make_folds(y_fit, 4, seed=3)
+
+    class NoPath(SVMKNN):
+        predict_grid = None
+
+    np.testing.assert_array_equal(cv_errors(SVMKNN(), S_fit, y_fit, grid, folds),
+                                  cv_errors(NoPath(), S_fit, y_fit, grid, folds))
