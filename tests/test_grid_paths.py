@@ -15,6 +15,7 @@ from sklearn.model_selection import ParameterGrid
 from hlm.evaluation.cv import cv_errors, make_folds
 from hlm.models._grid import predict_each
 from hlm.models.from_distances import SimilarityFromDistances
+from hlm.models.psvm import PSVM
 from hlm.models.svm_knn import SVMKNN
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,7 @@ def assert_paths_equal(estimator, fold, grid):
 
 
 GRIDS = {
+    "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
 }
 

@@ -13,10 +13,13 @@ from hlm.errors import DataError
 from hlm.models.psvm import (
     PSVM,
     apply_normalisation,
+    dual_path,
     dual_terms,
     kkt_violation,
     normalise_columns,
     psvm_dual,
+    solve_dual,
+    solver_tolerance,
 )
 
 
@@ -233,3 +236,32 @@ def test_bad_input_and_parameters():
     with pytest.raises(InvalidParameterError):
         PSVM(columns="rows").fit(S, y)
     PSVM(C=np.inf, epsilon=0.05).fit(S, y)  # C = inf is allowed
+
+
+# -- the CV grid path (warm starts, reuse once no coordinate is on the box) ------
+def test_dual_path_meets_the_kkt_rule_and_the_cold_objective():
+    K_tilde, y = _problem(60, 40, seed=5)
+    Q, c = dual_terms(K_tilde, y)
+    points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 10.0, 1e3, 1e5)]
+    path = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
+    assert set(path) == set(points)
+    reused = 0
+    for C, eps in points:
+        alpha, n_sweeps, converged = path[(C, eps)]
+        assert converged and np.abs(alpha).max(initial=0.0) <= C
+        assert kkt_violation(K_tilde, y, alpha, C, eps) <= solver_tolerance(c, 1e-9)
+        cold, _, _ = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+        assert _objective(K_tilde, y, alpha, eps) == pytest.approx(_objective(K_tilde, y, cold, eps), rel=1e-7, abs=1e-10)
+        reused += n_sweeps == 0
+    assert reused >= 3  # large C: the unbounded solution is reused, not re-solved
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_deficient_pairs_converge(seed):
+    """Fewer rows than columns (Q singular): dependent free coordinates are settled by the
+    null-space step instead of crawling (it stalled at ~1.4x the tolerance for 1e5 sweeps)."""
+    K_tilde, y = _problem(30, 90, seed=seed)
+    for C, eps in [(0.3, 0.05), (1.0, 0.01), (1.0, 0.1)]:
+        alpha, n_sweeps, converged = psvm_dual(K_tilde, y, C, eps, tol=1e-9, max_sweeps=3_000)
+        assert converged, (C, eps, n_sweeps)
+        assert kkt_violation(K_tilde, y, alpha, C, eps) <= 1e-9 * max(1.0, np.abs(dual_terms(K_tilde, y)[1]).max())

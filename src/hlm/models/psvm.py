@@ -24,10 +24,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from numba import njit
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import SimilarityClassifier
+from hlm.models._grid import group_grid
 
 #: [P] a column whose (population) std is at most this times max(1, max|column|) is dropped (spec 6.9).
 CONST_COLUMN_RTOL = 1e-12
@@ -160,7 +162,7 @@ PIVOT_RTOL = 1e-13
 def _pivoted_cholesky(A, rtol):  # pragma: no cover - compiled
     """Diagonally pivoted Cholesky of a symmetric PSD, possibly singular A (like LAPACK pstrf).
 
-    Returns ``(L, piv, rank)``: A[piv[:rank]][:, piv[:rank]] = L L' with L
+    Returns ``(L, piv, rank)``: A[piv[:rank]][:, piv[:rank]] = L L' with L (piv: all n, dependent last)
     ``rank x rank`` lower triangular; pivots whose Schur complement falls to
     rtol * max(diag A) or below are left out (dependent columns).
     """
@@ -194,7 +196,7 @@ def _pivoted_cholesky(A, rtol):  # pragma: no cover - compiled
     for i in range(rank):
         for k in range(i + 1):
             L[i, k] = W[i, k]
-    return L, piv[:rank].copy(), rank
+    return L, piv, rank
 
 
 @njit(cache=True)
@@ -235,7 +237,7 @@ def _cholesky_delete(L, r, q):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _newton_phase(Q, c, alpha, C, eps, rtol):  # pragma: no cover - compiled
+def _newton_phase(Q, c, alpha, C, eps, rtol, tol_abs):  # pragma: no cover - compiled
     """Safeguarded Newton steps on the free set, in place [P] (a primal active-set method).
 
     W = independent part of F = {j: 0 < |a_j| < C}, signs s fixed. On that
@@ -243,8 +245,16 @@ def _newton_phase(Q, c, alpha, C, eps, rtol):  # pragma: no cover - compiled
     direction d solves Q_WW d = -(g_W + eps s), g = Qa - c. A step is cut at the
     first coordinate reaching 0 or +-C (set there exactly, then removed from W
     by a Cholesky downdate), so the objective never increases. Stops after the
-    first uncut step, i.e. at the optimum of the final face. Returns the number
-    of cut steps.
+    first uncut step, i.e. at the optimum of the final face.
+
+    Free coordinates left out of W as dependent (Q is rank-deficient when a pair
+    has fewer rows than columns) cannot be fixed on the face, and plain CD crawls
+    there (objective gains of 1e-10 per sweep). After an uncut step, the worst such
+    j with |g_j + eps s_j| > tol_abs takes one null-space step instead: along
+    d = (d_j = 1, d_W = -Q_WW^{-1} Q_Wj), Q d = 0, so the objective is linear with
+    slope g_j + eps s_j; move downhill until a coordinate reaches 0 or +-C (a
+    degenerate simplex pivot; it leaves the free set). Returns the number of cut
+    and null-space steps (0: nothing left to do on this face).
     """
     P = alpha.shape[0]
     nf = 0
@@ -294,6 +304,8 @@ def _newton_phase(Q, c, alpha, C, eps, rtol):  # pragma: no cover - compiled
                 v = 0.0
             alpha[i] = min(max(v, -C), C)
         if stop < 0:
+            if cuts == 0 and r < nf:
+                return _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, F[piv[r:nf]])
             return cuts
         cuts += 1
         alpha[W[stop]] = landing  # exactly on the face that cut the step
@@ -304,6 +316,56 @@ def _newton_phase(Q, c, alpha, C, eps, rtol):  # pragma: no cover - compiled
                     W[b] = W[b + 1]
                 r -= 1
     return cuts
+
+
+@njit(cache=True)
+def _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, dependent):  # pragma: no cover - compiled
+    """One downhill step along the null direction of the worst dependent free coordinate (see
+    ``_newton_phase``). Returns 1 if a step was taken, else 0."""
+    P = alpha.shape[0]
+    best, j = tol_abs, -1
+    for jj in dependent:
+        if alpha[jj] == 0.0 or abs(alpha[jj]) == C:
+            continue
+        acc = -c[jj] + (eps if alpha[jj] > 0.0 else -eps)
+        for i in range(P):
+            if alpha[i] != 0.0:
+                acc += Q[jj, i] * alpha[i]
+        if abs(acc) > best:
+            best, j, slope = abs(acc), jj, acc
+    if j < 0:
+        return 0
+    rhs = np.empty(r)
+    for a in range(r):
+        rhs[a] = Q[W[a], j]
+    beta = _cholesky_solve(L, r, rhs)
+    idx = np.empty(r + 1, dtype=np.int64)
+    d = np.empty(r + 1)
+    sigma = -1.0 if slope > 0.0 else 1.0  # downhill
+    for a in range(r):
+        idx[a], d[a] = W[a], -sigma * beta[a]
+    idx[r], d[r] = j, sigma
+    t, stop, landing = np.inf, -1, 0.0
+    for a in range(r + 1):
+        v = alpha[idx[a]]
+        if v * d[a] < 0.0:
+            lim, land = -v / d[a], 0.0
+        elif v * d[a] > 0.0:
+            lim, land = (C - abs(v)) / abs(d[a]), (C if v > 0.0 else -C)
+        else:
+            continue
+        if lim < t:
+            t, stop, landing = lim, a, land
+    if stop < 0:  # unbounded linear descent cannot happen in a box; be safe
+        return 0
+    for a in range(r + 1):
+        i = idx[a]
+        v = alpha[i] + t * d[a]
+        if v * alpha[i] <= 0.0:
+            v = 0.0
+        alpha[i] = min(max(v, -C), C)
+    alpha[idx[stop]] = landing
+    return 1
 
 
 #: [P] Newton phases in a row while the previous one was cut (each refactorises the new free set).
@@ -339,10 +401,30 @@ def psvm_dual(
     Returns ``(alpha, n_sweeps, converged)``.
     """
     Q, c = dual_terms(K_tilde, y)
+    return solve_dual(Q, c, C, epsilon, tol, max_sweeps, newton)
+
+
+def solve_dual(
+    Q: np.ndarray,
+    c: np.ndarray,
+    C: float,
+    epsilon: float,
+    tol: float = 1e-6,
+    max_sweeps: int = 10_000,
+    newton: bool = True,
+    alpha0: np.ndarray | None = None,
+) -> tuple[np.ndarray, int, bool]:
+    """``psvm_dual`` on given Q, c, optionally started from ``alpha0`` (clipped into the box).
+
+    The start changes only the path, not the stopping rule: the result meets the
+    same KKT tolerance (a warm start along a CV grid, see ``dual_path``).
+    """
     alpha = np.zeros(Q.shape[0])
     if Q.shape[0] == 0 or epsilon >= np.abs(c).max():  # trivial eps (spec 3, 6.9 pitfalls)
         return alpha, 0, True
     C, epsilon, tol_abs = float(C), float(epsilon), solver_tolerance(c, tol)
+    if alpha0 is not None:
+        alpha = np.clip(np.asarray(alpha0, dtype=np.float64), -C, C)
     sweeps, pattern = 0, None
     while sweeps < max_sweeps:
         block = min(SWEEPS_PER_BLOCK, max_sweeps - sweeps)
@@ -353,10 +435,41 @@ def psvm_dual(
         previous, pattern = pattern, np.sign(alpha)
         if newton and previous is not None and np.array_equal(previous, pattern):
             for _ in range(NEWTON_REPEATS):
-                if _newton_phase(Q, c, alpha, C, epsilon, PIVOT_RTOL) == 0:
+                if _newton_phase(Q, c, alpha, C, epsilon, PIVOT_RTOL, tol_abs) == 0:
                     break
     converged = _max_kkt_violation(alpha, Q @ alpha - c, C, epsilon) <= tol_abs
     return alpha, sweeps, bool(converged)
+
+
+def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sweeps: int = 10_000):
+    """``solve_dual`` at every (C, epsilon) of a CV grid, sharing work [P: speed only].
+
+    Per epsilon, C ascending: each solve starts from the solution at the previous
+    C (feasible, as the box only grows), or, for the smallest C, from the previous
+    epsilon's solution at that C. Once a solution has no coordinate on the box
+    (max |a_j| < C), it satisfies the KKT conditions of every larger C unchanged
+    (they involve C only through coordinates at +-C), so it is reused as is.
+    Every returned solution meets the same KKT tolerance as a cold ``solve_dual``.
+    Returns {(C, epsilon): (alpha, n_sweeps, converged)}.
+    """
+    out: dict[tuple[float, float], tuple[np.ndarray, int, bool]] = {}
+    by_eps: dict[float, list[float]] = {}
+    for C, eps in points:
+        by_eps.setdefault(float(eps), []).append(float(C))
+    last_eps: dict[float, np.ndarray] = {}  # C -> solution at the previous epsilon
+    for eps, costs in by_eps.items():
+        start, this_eps = None, {}
+        for i, C in enumerate(sorted(set(costs))):
+            if start is not None and out[start][2] and np.abs(out[start][0]).max(initial=0.0) < start[0]:
+                alpha, _, converged = out[start]
+                out[(C, eps)] = (alpha, 0, converged)
+            else:
+                warm = out[start][0] if start is not None else last_eps.get(C)
+                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm)
+            start = (C, eps)
+            this_eps[C] = out[start][0]
+        last_eps = this_eps
+    return out
 
 
 # -- classifier -----------------------------------------------------------------
@@ -378,6 +491,33 @@ class PairModel:
         """f(u) = k~(u)'alpha + b, k~ normalised with the fit-set statistics (spec 6.9)."""
         K_te = (S_te[:, self.columns] - self.mean) / self.scale
         return K_te @ self.alpha + self.intercept
+
+
+@dataclass(frozen=True)
+class _PairProblem:
+    """The normalised data of one class pair, before solving (shared by every (C, epsilon))."""
+
+    a: int
+    b: int
+    columns: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    K_tilde: np.ndarray
+    y: np.ndarray
+
+    def model(self, alpha: np.ndarray, n_sweeps: int, converged: bool, psvm: "PSVM") -> PairModel:
+        """The fitted pair (b = mean(y) [V]); warns if the solver stopped at max_sweeps."""
+        if not converged:
+            violation = kkt_violation(self.K_tilde, self.y, alpha, psvm.C, psvm.epsilon)
+            warnings.warn(
+                f"P-SVM (C={psvm.C:g}, epsilon={psvm.epsilon:g}) did not converge for class pair "
+                f"({psvm.classes_[self.a]}, {psvm.classes_[self.b]}) within max_sweeps={psvm.max_sweeps}; "
+                f"max KKT violation {violation:.3g}",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return PairModel(self.a, self.b, self.columns, self.mean, self.scale, alpha, float(self.y.mean()),
+                         n_sweeps, converged)
 
 
 class PSVM(SimilarityClassifier):
@@ -417,27 +557,45 @@ class PSVM(SimilarityClassifier):
     def fit(self, S, y):
         self._validate_params()
         S, y_idx = self._check_fit_input(S, y)
-        G = len(self.classes_)
-        self.pair_models_ = [self._fit_pair(S, y_idx, a, b) for a in range(G) for b in range(a + 1, G)]
+        problems = self._pair_problems(S, y_idx)
+        self.pair_models_ = [
+            problem.model(*psvm_dual(problem.K_tilde, problem.y, self.C, self.epsilon, self.tol, self.max_sweeps),
+                          self) for problem in problems
+        ]
         return self
 
-    def _fit_pair(self, S: np.ndarray, y_idx: np.ndarray, a: int, b: int) -> PairModel:
-        """Rows = fit objects of classes a, b with y = +1 / -1; normalise, solve, b = mean(y) (spec 6.9)."""
-        rows = np.flatnonzero((y_idx == a) | (y_idx == b))
-        cols = rows if self.columns == "pair" else np.arange(S.shape[1])
-        y_pm = np.where(y_idx[rows] == a, 1.0, -1.0)
-        K_tilde, mean, scale, keep = normalise_columns(S[np.ix_(rows, cols)])
-        alpha, n_sweeps, converged = psvm_dual(K_tilde, y_pm, self.C, self.epsilon, self.tol, self.max_sweeps)
-        if not converged:
-            violation = kkt_violation(K_tilde, y_pm, alpha, self.C, self.epsilon)
-            warnings.warn(
-                f"P-SVM (C={self.C:g}, epsilon={self.epsilon:g}) did not converge for class pair "
-                f"({self.classes_[a]}, {self.classes_[b]}) within max_sweeps={self.max_sweeps}; "
-                f"max KKT violation {violation:.3g}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        return PairModel(a, b, cols[keep], mean, scale, alpha, float(y_pm.mean()), n_sweeps, converged)
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: each class pair's normalisation and Q, c are computed
+        once, and the (C, epsilon) grid is solved warm-started (``dual_path``). The
+        solutions meet the same KKT tolerance as refits; predictions equal refits'
+        except on test rows within that tolerance of a decision boundary."""
+        out: list = [None] * len(grid)
+        for outer, points in group_grid(self, grid, ("C", "epsilon")).items():
+            model = clone(self).set_params(**dict(outer))
+            S, y_idx = model._check_fit_input(S_fit, y)
+            problems = model._pair_problems(S, y_idx)
+            grid_points = [(p["C"], p["epsilon"]) for _, p in points]
+            paths = [dual_path(*dual_terms(pr.K_tilde, pr.y), grid_points, model.tol, model.max_sweeps)
+                     for pr in problems]
+            for g, p in points:
+                model.set_params(**p)
+                key = (float(p["C"]), float(p["epsilon"]))
+                model.pair_models_ = [pr.model(*path[key], model) for pr, path in zip(problems, paths)]
+                out[g] = model.predict(S_val)
+        return out
+
+    def _pair_problems(self, S: np.ndarray, y_idx: np.ndarray) -> list["_PairProblem"]:
+        """Per class pair a < b: rows = fit objects of a, b with y = +1 / -1, normalised columns (spec 6.9)."""
+        problems = []
+        G = len(self.classes_)
+        for a in range(G):
+            for b in range(a + 1, G):
+                rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+                cols = rows if self.columns == "pair" else np.arange(S.shape[1])
+                y_pm = np.where(y_idx[rows] == a, 1.0, -1.0)
+                K_tilde, mean, scale, keep = normalise_columns(S[np.ix_(rows, cols)])
+                problems.append(_PairProblem(a, b, cols[keep], mean, scale, K_tilde, y_pm))
+        return problems
 
     def _pair_decisions(self, S_te: np.ndarray) -> np.ndarray:
         """(n_test, n_pairs) decision values; positive favours the pair's earlier class."""
