@@ -17,6 +17,8 @@ from hlm.models._grid import predict_each
 from hlm.models.from_distances import SimilarityFromDistances
 from hlm.models.psvm import PSVM
 from hlm.models.svm_knn import SVMKNN
+from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel
+from hlm.models.weighted_knn import KRIKNN, KRRKNN, AffinityKNN
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,17 +55,29 @@ def assert_paths_equal(estimator, fold, grid):
 
 
 GRIDS = {
+    "svm_kernel_clip": (SVMSimilarityKernel(), {"C": [1e-3, 0.1, 10.0, 1e3]}),
+    "svm_kernel_flip": (SVMSimilarityKernel(spectrum="flip"), {"C": [0.1, 10.0]}),
+    "svm_features_linear": (SVMSimilarityFeatures(), {"C": [1e-3, 0.1, 10.0, 1e3]}),
+    "svm_features_rbf": (SVMSimilarityFeatures(kernel="rbf"), {"C": [0.1, 10.0, 1e3], "gamma": [1e-3, 0.1, 10.0]}),
+    "svm_features_rbf_median": (SVMSimilarityFeatures(kernel="rbf", gamma_scale="median"),
+                                {"C": [1.0, 100.0], "gamma": [0.25, 4.0]}),
+    "affinity_knn": (AffinityKNN(), {"n_neighbors": [1, 4, 16, 64]}),
+    "kri_knn": (KRIKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
+    "kri_knn_raw": (KRIKNN(test_transform="raw"), {"n_neighbors": [4, 16], "ridge": [1.0, 0.01]}),
+    "krr_knn": (KRRKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
 }
 
 
 @pytest.mark.parametrize("name", sorted(GRIDS))
-@pytest.mark.parametrize("data", ["aural", "three_class"])
-def test_grid_path_equals_refits(name, data, request):
+def test_grid_path_equals_refits(name, aural, three_class):
     estimator, grid = GRIDS[name]
-    predictions = assert_paths_equal(estimator, request.getfixturevalue(data), list(ParameterGrid(grid)))
-    assert len({tuple(p) for p in predictions}) > 1  # the grid points really differ
+    distinct = 0
+    for fold in (aural, three_class):
+        predictions = assert_paths_equal(estimator, fold, list(ParameterGrid(grid)))
+        distinct = max(distinct, len({tuple(p) for p in predictions}))
+    assert distinct > 1  # the grid points really differ
 
 
 @pytest.mark.parametrize("name", sorted(GRIDS))

@@ -20,7 +20,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, Options, StrOptions
@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from hlm.data.validation import nonfinite
 from hlm.errors import DataError
 from hlm.models._base import SimilarityClassifier
+from hlm.models._grid import group_grid
 from hlm.models.spectrum import fit_spectrum
 
 #: Constraints shared by every SVM here (sklearn's SVC: max_iter = -1 means no limit).
@@ -112,22 +113,36 @@ class SVMSimilarityKernel(SimilarityClassifier):
         self.cache_size = cache_size
 
     def fit(self, S, y):
+        y_idx = self._fit_kernel(S, y)
+        self._fit_svc(y_idx)
+        return self
+
+    def _fit_kernel(self, S, y) -> np.ndarray:
+        """Checks and the PSD kernel of the fit set (independent of C); returns the class indices."""
         self._validate_params()
         S, y_idx = self._check_fit_input(S, y)
         _require_two_classes(len(self.classes_), "SVMSimilarityKernel")
         self.transform_ = fit_spectrum(S, self.spectrum)
         self.negative_eigenfraction_ = self.transform_.negative_eigenfraction
-        self.svc_, hit = fit_svc(
-            self.transform_.kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size
-        )
+        self._kernel = self.transform_.kernel
+        return y_idx
+
+    def _fit_svc(self, y_idx: np.ndarray) -> None:
+        self.svc_, hit = fit_svc(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
         self.converged_ = not hit
         if hit:
             warn_max_iter(f"SVM (sims-as-kernel, {self.spectrum})", self.C, self.max_iter)
-        return self
+
+    def _test_kernel(self, S: np.ndarray) -> np.ndarray:
+        return self.transform_.transform_test(S)
 
     def predict(self, S):
         S = self._check_predict_input(S)
-        return self.classes_[self.svc_.predict(self.transform_.transform_test(S))]
+        return self.classes_[self.svc_.predict(self._test_kernel(S))]
+
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: the spectrum transform once, an SVM per C (equal to refits, tested)."""
+        return _svm_grid_path(self, S_fit, y, S_val, grid, ("C",))
 
 
 # ---------------------------------------------------------------- spec 6.7
@@ -184,6 +199,12 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         self.cache_size = cache_size
 
     def fit(self, S, y):
+        y_idx = self._fit_kernel(S, y)
+        self._fit_svc(y_idx)
+        return self
+
+    def _fit_kernel(self, S, y) -> np.ndarray:
+        """Checks, features and the kernel of the fit set (independent of C); returns the class indices."""
         self._validate_params()
         F, y_idx = self._check_fit_input(S, y)
         _require_two_classes(len(self.classes_), "SVMSimilarityFeatures")
@@ -194,15 +215,30 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         else:
             d2 = squared_distances(F, F)
             np.fill_diagonal(d2, 0.0)
-            d2 = (d2 + d2.T) / 2.0
-            self.gamma_ = self._effective_gamma(d2)
-            K = np.exp(-self.gamma_ * d2)
-        K = (K + K.T) / 2.0
-        self.svc_, hit = fit_svc(K, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
+            self._d2 = (d2 + d2.T) / 2.0
+            self.gamma_ = self._effective_gamma(self._d2)
+            K = np.exp(-self.gamma_ * self._d2)
+        self._kernel = (K + K.T) / 2.0
+        return y_idx
+
+    def _set_gamma(self, gamma: float) -> None:
+        """Another gamma on the same fit set: only the RBF kernel is recomputed (CV grid path)."""
+        self.gamma = gamma
+        if self.kernel == "rbf":
+            self.gamma_ = self._effective_gamma(self._d2)
+            K = np.exp(-self.gamma_ * self._d2)
+            self._kernel = (K + K.T) / 2.0
+
+    def _fit_svc(self, y_idx: np.ndarray) -> None:
+        self.svc_, hit = fit_svc(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
         self.converged_ = not hit
         if hit:
             warn_max_iter(f"SVM (sims-as-features, {self.kernel})", self.C, self.max_iter)
-        return self
+
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: features and squared distances once, the kernel per gamma,
+        an SVM per (gamma, C) (equal to refits, tested)."""
+        return _svm_grid_path(self, S_fit, y, S_val, grid, ("C", "gamma"))
 
     def _effective_gamma(self, d2: np.ndarray) -> float:
         if self.gamma_scale == "absolute":
@@ -221,14 +257,37 @@ class SVMSimilarityFeatures(SimilarityClassifier):
             return float(self.gamma)
         return float(self.gamma) / scale
 
-    def _test_kernel(self, S_te: np.ndarray) -> np.ndarray:
+    def _test_kernel(self, S_te: np.ndarray, d2: np.ndarray | None = None) -> np.ndarray:
         if self.kernel == "linear":
             return S_te @ self.features_.T
-        return np.exp(-self.gamma_ * squared_distances(S_te, self.features_))
+        return np.exp(-self.gamma_ * (squared_distances(S_te, self.features_) if d2 is None else d2))
 
     def predict(self, S):
         S = self._check_predict_input(S)
         return self.classes_[self.svc_.predict(self._test_kernel(S))]
+
+
+def _svm_grid_path(estimator, S_fit, y, S_val, grid: list[dict], inner: tuple[str, ...]) -> list:
+    """Shared grid path of the global similarity SVMs: per outer setting the fit-set kernel
+    once (``_fit_kernel``), per gamma (features, rbf) the kernels, per C an SVM."""
+    out: list = [None] * len(grid)
+    for outer, points in group_grid(estimator, grid, inner).items():
+        model = clone(estimator).set_params(**dict(outer))
+        y_idx = model._fit_kernel(S_fit, y)
+        S_te = model._check_predict_input(S_val)
+        d2_te = squared_distances(S_te, model.features_) if getattr(model, "kernel", None) == "rbf" else None
+        by_gamma: dict = {}
+        for g, p in points:
+            by_gamma.setdefault(p.get("gamma"), []).append((g, p["C"]))
+        for gamma, costs in by_gamma.items():
+            if gamma is not None:
+                model._set_gamma(gamma)
+            K_te = model._test_kernel(S_te, d2_te) if gamma is not None else model._test_kernel(S_te)
+            for g, C in costs:
+                model.C = C
+                model._fit_svc(y_idx)
+                out[g] = model.classes_[model.svc_.predict(K_te)]
+    return out
 
 
 # ---------------------------------------------------------------- HLM end of 5.3

@@ -18,9 +18,11 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import SimilarityClassifier
+from hlm.models._grid import group_grid
 from hlm.models.knn import break_vote_ties
 from hlm.models.kri import simplex_qp_rows
 from hlm.models.spectrum import EIG_RTOL, symmetrize
@@ -74,6 +76,33 @@ class _LocalWeightedVote(SimilarityClassifier):
         nb, w = self.neighbour_weights(S_te)
         winner = break_vote_ties(self._scores(nb, w), self.class_prior_, self._y_idx[nb])
         return self.classes_[winner]
+
+    #: parameters a CV grid path varies with the neighbourhoods fixed (see ``predict_grid``)
+    _path_params: tuple[str, ...] = ()
+
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: one ranking of the fit set per fold, neighbourhoods
+        per k, and the ``_path_params`` (the ridge) varied on fixed neighbourhoods
+        (``_weights_path``); equal to refitting per grid point (tested)."""
+        out: list = [None] * len(grid)
+        order = None
+        for outer, points in group_grid(self, grid, self._path_params).items():
+            model = clone(self).set_params(**dict(outer)).fit(S_fit, y)
+            S_te = model._check_predict_input(S_val)
+            if order is None:
+                order = np.argsort(-S_te, axis=1, kind="stable")
+            nb = order[:, : min(int(model.n_neighbors), S_te.shape[1])]
+            for (g, _), w in zip(points, model._weights_path(S_te, nb, [p for _, p in points])):
+                out[g] = model.classes_[break_vote_ties(model._scores(nb, w), model.class_prior_, model._y_idx[nb])]
+        return out
+
+    def _weights_path(self, S_te: np.ndarray, nb: np.ndarray, params: list[dict]) -> list[np.ndarray]:
+        """Vote weights for each parameter setting in turn (subclasses share work across them)."""
+        weights = []
+        for p in params:
+            self.set_params(**p)
+            weights.append(self._weights(S_te, nb))
+        return weights
 
     def _local_blocks(self, S_te: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Sym(S)[N, N] per row (m x k x k) and s_N (m x k)."""
@@ -143,6 +172,8 @@ class KRIKNN(_LocalWeightedVote):
         "ridge": [Interval(Real, 0, np.inf, closed="neither")],
         "test_transform": [StrOptions({"consistent", "raw"})],
     }
+
+    _path_params = ("ridge",)  # the local clip is shared across ridges (``_local_clip`` memo)
 
     def __init__(self, n_neighbors: int = 8, ridge: float = 1.0, test_transform: str = "consistent"):
         self.n_neighbors = n_neighbors
@@ -220,16 +251,25 @@ class KRRKNN(_LocalWeightedVote):
         "ridge": [Interval(Real, 0, np.inf, closed="left")],
     }
 
+    _path_params = ("ridge",)
+
     def __init__(self, n_neighbors: int = 8, ridge: float = 1.0):
         self.n_neighbors = n_neighbors
         self.ridge = ridge
 
     def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        return self._weights_path(S_te, nb, [{"ridge": self.ridge}])[0]
+
+    def _weights_path(self, S_te: np.ndarray, nb: np.ndarray, params: list[dict]) -> list[np.ndarray]:
+        """One batched ``eigh`` of the neighbourhood blocks serves every ridge."""
         S_N, s_N = self._local_blocks(S_te, nb)
         mu, U = np.linalg.eigh(S_N)
-        t = mu + float(self.ridge)
-        cutoff = PINV_RTOL * np.abs(t).max(axis=1, keepdims=True)
-        keep = np.abs(t) > cutoff
-        phi = np.divide(1.0, t, out=np.zeros_like(t), where=keep)
-        coef = np.einsum("rji,rj->ri", U, s_N) * phi
-        return np.einsum("rij,rj->ri", U, coef)
+        projected = np.einsum("rji,rj->ri", U, s_N)
+        weights = []
+        for p in params:
+            t = mu + float(p["ridge"])
+            cutoff = PINV_RTOL * np.abs(t).max(axis=1, keepdims=True)
+            keep = np.abs(t) > cutoff
+            phi = np.divide(1.0, t, out=np.zeros_like(t), where=keep)
+            weights.append(np.einsum("rij,rj->ri", U, projected * phi))
+        return weights
