@@ -44,3 +44,32 @@ PAPER_ERROR_RATES: dict[tuple[str, str], tuple[float, float]] = {
 
 #: where each number comes from
 PAPER_SOURCE = "Qiao & Li, Tables 2-3 (SVMs on vectors: end of section 5.3)"
+
+# Table 4: seconds per split (one round of training, with its CV, and testing), 2.66 GHz CPU;
+# HLM in C, local SDA in Matlab + C/MEX, the rest in C++. None = NA.
+#: data set -> number of objects (Table 1)
+PAPER_TIME_DATASET_SIZES: dict[str, int] = {"Amazon-47": 204, "Color-signature": 600, "Imagery": 1400, "Mirex": 3090}
+_TIME_ROWS: dict[str, tuple] = {
+    "knn": (0.050, 0.050, 0.400, 0.950),
+    "local_sda": (4.7, 122.9, 273.6, 1406.9),
+    "svm_features_rbf": (10.5, 141.3, 1204.8, 13216.8),
+    "hlm_vsh": (None, 40.2, 287.8, 661.3),
+    "kernel_hlm": (0.030, 0.280, 1.7, 4.4),
+}
+#: {(method, paper data set): seconds per split}
+PAPER_RUN_TIMES: dict[tuple[str, str], float] = {
+    (method, dataset): value
+    for method, values in _TIME_ROWS.items()
+    for dataset, value in zip(PAPER_TIME_DATASET_SIZES, values)
+    if value is not None
+}
+
+
+def nearest_paper_dataset(n_objects: int, method: str | None = None) -> str | None:
+    """The Table 4 data set closest in size on a log scale (among those timed for ``method``)."""
+    import math
+
+    names = [d for d in PAPER_TIME_DATASET_SIZES if method is None or (method, d) in PAPER_RUN_TIMES]
+    if not names:
+        return None
+    return min(names, key=lambda d: abs(math.log(PAPER_TIME_DATASET_SIZES[d] / n_objects)))
