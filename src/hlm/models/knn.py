@@ -7,10 +7,10 @@ to the tied class that owns the highest-ranked neighbour (spec section 5).
 
 from __future__ import annotations
 
-import numpy as np
-
 from numbers import Integral
 
+import numpy as np
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
 from hlm.models._base import PrecomputedClassifier
@@ -39,8 +39,23 @@ class KNNClassifier(PrecomputedClassifier):
         k = min(int(self.n_neighbors), D.shape[1])
         return np.argsort(D, axis=1, kind="stable")[:, :k]
 
-    def _votes(self, D) -> tuple[np.ndarray, np.ndarray]:
-        nb_labels = self._y_idx[self._neighbours(D)]
+    def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: one ranking of the fit set, the votes of every k from its
+        prefixes (equal to refitting per grid point, tested)."""
+        if any(set(p) - {"n_neighbors"} for p in grid):
+            return super().predict_grid(D_fit, y, D_val, grid)
+        model = clone(self).fit(D_fit, y)
+        D = model._check_predict_input(D_val)
+        order = np.argsort(D, axis=1, kind="stable")
+        out = []
+        for p in grid:
+            model.set_params(**p)._validate_params()
+            votes, nb_labels = model._votes(D, order[:, : min(int(model.n_neighbors), D.shape[1])])
+            out.append(model.classes_[break_vote_ties(votes, model.class_prior_, nb_labels)])
+        return out
+
+    def _votes(self, D, neighbours: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        nb_labels = self._y_idx[self._neighbours(D) if neighbours is None else neighbours]
         n_classes = len(self.classes_)
         votes = np.zeros((D.shape[0], n_classes))
         np.add.at(votes, (np.arange(D.shape[0])[:, None], nb_labels), 1.0)
