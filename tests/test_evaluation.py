@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from hlm.data.artifacts import DistanceArtifact
-from hlm.evaluation.cv import make_folds, select_params
+from hlm.evaluation.cv import fold_count, make_folds, select_params
 from hlm.evaluation.evaluate import evaluate_method
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import make_splits, split_indices
@@ -50,8 +50,13 @@ def test_folds_stratified_when_possible():
     assert len(folds) == 10
     for fit, val in folds:
         assert sorted(np.bincount(y[val])) == [2, 3]
-    tiny = np.array([0] * 30 + [1] * 3)  # class of 3 < 10 folds: plain KFold
-    assert len(make_folds(tiny, 10, seed=1)) == 10
+    tiny = np.array([0] * 30 + [1] * 3)  # class of 3 < 10 folds: 3 stratified folds
+    folds = make_folds(tiny, 10, seed=1)
+    assert len(folds) == fold_count(tiny, 10) == 3
+    assert all(np.bincount(tiny[val], minlength=2)[1] == 1 for _, val in folds)
+    single = np.array([0] * 30 + [1])  # a singleton class: 2 folds, not an error
+    assert len(make_folds(single, 10, seed=1)) == fold_count(single, 10) == 2
+    assert fold_count(np.array([0, 1, 0, 1]), 10) == 2
 
 
 def test_select_params_matches_brute_force_and_drops_large_k():
@@ -171,3 +176,18 @@ def test_parallel_cv_gives_the_same_results_as_serial():
     assert list(serial.evaluation["cv_error"]) == list(parallel.evaluation["cv_error"])
     assert list(serial.evaluation["params"]) == list(parallel.evaluation["params"])
     pd.testing.assert_frame_equal(serial.predictions, parallel.predictions)
+
+
+def test_small_class_gets_fewer_folds_and_a_recorded_warning():
+    """A class with fewer training members than cv_folds: fewer (stratified) folds, not an error."""
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(3, 1, (5, 2))])
+    y = np.array(["a"] * 40 + ["b"] * 5)
+    art = DistanceArtifact(np.arange(45).astype(str), y, cdist(X, X), {"to_distance": "euclidean"})
+    splits = make_splits(art.n, dataset="small", n_splits=2, test_fraction=0.2, seed=0)
+    ev = evaluate_method(art, splits, "knn", dataset="small", seed=0, n_folds=10).evaluation
+    for row in ev.itertuples():
+        train = split_indices(splits, row.split)[0]
+        n_b = int((y[train] == "b").sum())
+        assert row.cv_folds == max(n_b, 2) < 10
+        assert any(f"{row.cv_folds} folds used" in w for w in json.loads(row.warnings))

@@ -189,3 +189,15 @@ def test_models_are_logged_as_child_artifacts(store):
     assert [a.path for a in client.list_artifacts(children.loc["1", "run_id"])] == ["model.json"]
     assert json.loads(mlflow.artifacts.load_text(f"runs:/{children.loc['1', 'run_id']}/model.json")) == {"split": 1}
     assert client.list_artifacts(children.loc["0", "run_id"]) == []
+
+
+def test_reduced_cv_folds_are_tagged(store):
+    ev, e, p = make_pair(store, "ds5", "knn")
+    ev["cv_folds"] = [10 if k else 4 for k in ev.split]
+    write_frame(ev, e, {"dataset": "ds5", "method": "knn", "to_distance": "bound_minus"})
+    tracking.log_pair(dataset="ds5", method="knn", evaluation_path=e, prediction_path=p,
+                      tags=TAGS, params={**PARAMS, "cv_folds": 10})
+    runs = pair_frame("ds5/knn")
+    children = runs[runs["tags.hlm.role"] == "child"].set_index("tags.hlm.split")
+    assert children.loc["0", "tags.hlm.cv_folds"] == "4" and children.loc["1", "tags.hlm.cv_folds"] == "10"
+    assert runs.loc[runs["tags.hlm.role"] == "parent", "tags.hlm.cv_folds_reduced"].item() == "4-10 of 10 folds"

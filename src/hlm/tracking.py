@@ -209,7 +209,9 @@ def log_pair(
     (``evaluation/``, ``predictions/``). Children (``{pair}/split-{k:02d}``):
     params = the split's CV choice plus ``split``; metrics ``error_rate``,
     ``fit_seconds``, ``predict_seconds``, ``n_train``, ``n_test``; tags ``tags``
-    plus ``hlm.pair``, ``hlm.split``, the parent link and ``hlm.warnings`` (the
+    plus ``hlm.pair``, ``hlm.split``, ``hlm.cv_folds`` (folds used; fewer than
+    ``params["cv_folds"]`` when a class is that small, then the parent is tagged
+    ``hlm.cv_folds_reduced``), the parent link and ``hlm.warnings`` (the
     split's fit warnings, e.g. singleton classes or zero distances) when any;
     artifact ``model.json`` when the evaluation has a ``model`` (fitted HLM mixture).
 
@@ -225,9 +227,13 @@ def log_pair(
     client = _client()
     base_tags = {**tags, PAIR_TAG: pair}
     err = evaluation["error_rate"].astype(float)
+    folds = evaluation["cv_folds"].astype(int) if "cv_folds" in evaluation else None
+    reduced = folds is not None and "cv_folds" in params and bool((folds < int(params["cv_folds"])).any())
     parent_id = _run(
         client, exp_id, pair,
-        tags={**base_tags, "hlm.role": "parent"},
+        tags={**base_tags, "hlm.role": "parent",
+              **({"hlm.cv_folds_reduced": f"{int(folds.min())}-{int(folds.max())} of {params['cv_folds']} folds"}
+                 if reduced else {})},
         params={"dataset": dataset, "method": method,
                 "to_distance": meta.get("to_distance", "unknown"), **params},
         metrics={
@@ -247,6 +253,7 @@ def log_pair(
         children.append(_run(
             client, exp_id, f"{pair}/split-{k:02d}",
             tags={**base_tags, "hlm.role": "child", "hlm.split": str(k), PARENT_TAG: parent_id,
+                  **({"hlm.cv_folds": str(int(row.cv_folds))} if folds is not None else {}),
                   **({"hlm.warnings": "; ".join(_warnings(row))[:5000]} if _warnings(row) else {})},
             params={**cv, "split": k},
             metrics={c: getattr(row, c) for c in

@@ -1,8 +1,11 @@
 """Parameter choice by K-fold cross-validation on the training part (paper section 5.1).
 
 Works on precomputed matrices: a fold fits on D[fit][:, fit] and predicts
-D[val][:, fit]. Folds are stratified when every class has at least K members
-(else plain K-fold), shuffled with a seed derived from (seed, dataset, split).
+D[val][:, fit]. Folds are stratified and shuffled with a seed derived from
+(seed, dataset, split); a class with fewer than K members gets fewer folds
+(``fold_count``), which the evaluation records. Each fold predicts every grid
+point through the estimator's ``predict_grid`` (shared work across the grid,
+tested equal to one refit per point).
 The chosen grid point has the lowest mean CV error; ties go to the earlier
 grid point (grids are listed simplest first).
 
@@ -23,15 +26,28 @@ from hlm.models._grid import predict_each
 
 
 def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(fit, validation) index pairs; n_folds is capped at the number of objects."""
+    """(fit, validation) index pairs, stratified; see ``fold_count`` for how many."""
     y = np.asarray(y)
-    n_folds = min(n_folds, len(y))
+    n_used = fold_count(y, n_folds)
     _, counts = np.unique(y, return_counts=True)
-    if counts.min() >= n_folds:
-        splitter = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
-    else:
-        splitter = KFold(n_folds, shuffle=True, random_state=seed)
+    if counts.min() >= n_used:
+        splitter = StratifiedKFold(n_used, shuffle=True, random_state=seed)
+    else:  # a singleton class cannot be spread over 2 folds
+        splitter = KFold(n_used, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(y)), y))
+
+
+def fold_count(y: np.ndarray, n_folds: int) -> int:
+    """The folds a CV on labels y gets: ``n_folds``, fewer when a class has fewer members.
+
+    A class with m < n_folds members gets max(m, 2) folds (so every fold can hold
+    one of its members, stratified); never more folds than objects.
+    """
+    y = np.asarray(y)
+    if len(y) < 2:
+        return len(y)
+    _, counts = np.unique(y, return_counts=True)
+    return int(min(n_folds, len(y), max(int(counts.min()), 2)))
 
 
 def grid_point_fits(params: dict, n_fit: int) -> bool:

@@ -72,6 +72,12 @@ def evaluate_method(
             warnings.simplefilter("always")
             t0 = time.perf_counter()
             folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, int(split), "cv"))
+            if 1 < len(folds) < min(n_folds, len(y_train)):
+                warnings.warn(
+                    f"CV: the smallest class has {int(np.unique(y_train, return_counts=True)[1].min())} "
+                    f"training objects, fewer than cv_folds={n_folds}; {len(folds)} folds used",
+                    UserWarning,
+                )
             split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
             cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
             best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds, n_jobs)
@@ -91,6 +97,7 @@ def evaluate_method(
                 "fit_seconds": t_fit - t0,
                 "predict_seconds": t_pred - t_fit,
                 "cv_seconds": t_cv - t0,
+                "cv_folds": len(folds),
                 "params": json.dumps(_jsonable({**_plain(best), **_fitted_summary(model)}), sort_keys=True),
                 "cv_error": json.dumps(
                     {json.dumps(_plain(p), sort_keys=True): float(e) for p, e in zip(searched, cv_err.mean(axis=1))}
