@@ -216,24 +216,7 @@ class MixtureHLM(PosteriorClassifier):
                 "cannot estimate the Gamma shape and scales"
             )
         stats = ComponentStats.from_samples(u_all, np.concatenate(c_parts), n_comp, np.concatenate(w_parts))
-        scale = np.empty(n_comp)
-        shapes = np.empty(len(self.classes_))
-        mle = np.empty(len(self.classes_))
-        pools = (
-            [np.arange(len(self.classes_))]
-            if self.shape == "common"
-            else [np.array([k]) for k in range(len(self.classes_))]
-        )
-        common = _pooled_fit(stats, np.ones(n_comp, bool), self.round_shape)
-        for pool in pools:
-            in_pool = np.isin(comp_class, pool)
-            # a class without estimable clusters (per_class) uses the common fit
-            fit = (_pooled_fit(stats, in_pool, self.round_shape) if self.shape == "per_class" else None) or common
-            s_hat, s_used, ubar = fit
-            ubar_j = np.where(stats.weight > 0, stats.mean_u, ubar)
-            lam = stats.weight / (stats.weight + 1.0)
-            scale[in_pool] = ((lam * ubar_j + (1 - lam) * ubar) / s_hat)[in_pool]
-            shapes[pool], mle[pool] = s_used, s_hat
+        scale, shapes, mle = estimate_scales(stats, comp_class, len(self.classes_), self.shape, self.round_shape)
         self.shape_mle_ = float(mle[0]) if self.shape == "common" else mle
         self._set_model(protos, comp_class, comp_count, scale, shapes)
 
@@ -291,6 +274,33 @@ class MixtureHLM(PosteriorClassifier):
 
     def to_dict(self) -> dict:
         return asdict(self.model())
+
+
+def estimate_scales(stats: ComponentStats, comp_class: np.ndarray, n_classes: int, shape: str = "common",
+                    round_shape: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eq. 3 (eq. 4 if the statistics are weighted) with the shrinkage of section 2.1.
+
+    From per-component statistics (components with weight 0 were left out of the
+    estimate and get the common scale, lam = 0). Returns (scale b_j per component,
+    shape used to score per class, shape MLE per class); ``shape`` is "common" (one
+    s over every component) or "per_class".
+    """
+    n_comp = len(comp_class)
+    scale = np.empty(n_comp)
+    shapes = np.empty(n_classes)
+    mle = np.empty(n_classes)
+    pools = [np.arange(n_classes)] if shape == "common" else [np.array([k]) for k in range(n_classes)]
+    common = _pooled_fit(stats, np.ones(n_comp, bool), round_shape)
+    for pool in pools:
+        in_pool = np.isin(comp_class, pool)
+        # a class without estimable clusters (per_class) uses the common fit
+        fit = (_pooled_fit(stats, in_pool, round_shape) if shape == "per_class" else None) or common
+        s_hat, s_used, ubar = fit
+        ubar_j = np.where(stats.weight > 0, stats.mean_u, ubar)
+        lam = stats.weight / (stats.weight + 1.0)
+        scale[in_pool] = ((lam * ubar_j + (1 - lam) * ubar) / s_hat)[in_pool]
+        shapes[pool], mle[pool] = s_used, s_hat
+    return scale, shapes, mle
 
 
 def _pooled_fit(stats: ComponentStats, mask: np.ndarray, rounding: bool):

@@ -1,0 +1,206 @@
+"""Incremental HLM (paper section 4, protocol 5.5): Scheme I, Scheme II, Retrain."""
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from hlm.errors import DataError
+from hlm.gamma import ComponentStats, fit_gamma
+from hlm.incremental import (
+    MatrixDistances,
+    Retrain,
+    SchemeI,
+    SchemeII,
+    component_schedule,
+    sample_weight,
+)
+
+
+def stream(n_per_class=150, seed=0, n_classes=2, dim=4, spread=3.0):
+    """A stationary Gaussian-mixture stream: 2 components per class, ids g0..; shuffled."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for k in range(n_classes):
+        centres = rng.normal(scale=spread, size=(2, dim))
+        pick = rng.integers(0, 2, n_per_class)
+        X.append(centres[pick] + rng.normal(size=(n_per_class, dim)))
+        y += [f"c{k}"] * n_per_class
+    X, y = np.vstack(X), np.array(y)
+    order = rng.permutation(len(y))
+    ids = np.array([f"g{i}" for i in range(len(y))])
+    return ids[order], y[order], MatrixDistances(cdist(X, X), ids), X, ids
+
+
+def batches(n, n_batches=8, initial=0.2):
+    """Section 5.5: 20% initial batch, the rest in 8 equal batches."""
+    first = int(round(initial * n))
+    return [np.arange(first)] + list(np.array_split(np.arange(first, n), n_batches))
+
+
+class Recording:
+    """A distances callable that records which ids it was asked about."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def __call__(self, rows, cols):
+        self.calls.append((set(rows), set(cols)))
+        return self.inner(rows, cols)
+
+
+# ---------------------------------------------------------------- Scheme I
+def test_scheme_i_geometric_mean_update_equals_batch_value():
+    ids, y, dist, _, _ = stream(seed=1)
+    train = ids[:240]
+    learner = SchemeI(n_init=3)
+    all_log_u = []
+    for b in batches(len(train)):
+        learner.partial_fit(train[b], y[b], dist)
+        # the batch value: the geometric mean of every u of every used cluster so far
+        all_log_u.append(_used_log_u(learner, train[b], y[b], dist))
+        expected = np.concatenate(all_log_u)
+        assert learner.n_u_total_ == expected.size
+        assert learner.log_geo_mean_u_ == pytest.approx(expected.mean(), rel=1e-12)
+
+
+def _used_log_u(learner, batch_ids, batch_y, dist):
+    """log u of the batch's used clusters, recomputed from the batch and the components just added."""
+    n_new = sum(1 for _ in learner.prototype_ids_) - _used_log_u.previous.get(id(learner), 0)
+    _used_log_u.previous[id(learner)] = len(learner.prototype_ids_)
+    protos = learner.prototype_ids_[-n_new:]
+    classes = learner.component_class_[-n_new:]
+    y_idx = np.array([learner.classes_.index(c) for c in batch_y])
+    out = []
+    for k in np.unique(y_idx):
+        members = batch_ids[y_idx == k]
+        P = protos[classes == k]
+        D = dist(members, P)
+        near = np.argmin(np.where(members[:, None] == P[None, :], -1.0, D), axis=1)
+        for j, p in enumerate(P):
+            mem = members[(near == j) & (members != p)]
+            if mem.size + 1 >= learner.min_cluster_size:
+                u = dist(mem, [p])[:, 0] ** 2
+                out.append(np.log(u[u > 0]))
+    return np.concatenate(out) if out else np.empty(0)
+
+
+_used_log_u.previous = {}
+
+
+def test_scheme_i_keeps_only_sufficient_statistics():
+    ids, y, dist, _, _ = stream(seed=2)
+    recording = Recording(dist)
+    learner = SchemeI(n_init=3)
+    seen = set()
+    for b in batches(240):
+        recording.calls.clear()
+        learner.partial_fit(ids[b], y[b], recording)
+        # fitting asks only for distances within the new batch: never the past
+        assert all(rows <= set(ids[b]) and cols <= set(ids[b]) for rows, cols in recording.calls)
+        seen |= set(ids[b])
+    n_comp = len(learner.prototype_ids_)
+    for name, value in vars(learner).items():
+        if isinstance(value, np.ndarray):  # per-component arrays only, never per seen object
+            assert value.shape[0] in (n_comp, 0) or value.ndim == 0, name
+            if value.dtype.kind in "US":
+                assert set(value) <= set(learner.prototype_ids_), name
+        assert not callable(value), name  # the distances callable is not kept
+    assert n_comp == 2 * component_schedule(9, "scheme_i") < len(seen) / 3
+    assert learner.n_u_total_ > n_comp  # the statistics do summarise the past
+
+
+def test_scheme_i_single_round_equals_eq3_on_its_clusters():
+    ids, y, dist, _, _ = stream(seed=3)
+    learner = SchemeI(n_init=5).partial_fit(ids[:120], y[:120], dist)
+    # eq. 3 from raw u of the same clusters
+    stats = learner.stats()
+    log_u = _used_log_u(learner, ids[:120], y[:120], dist)
+    raw = ComponentStats(stats.weight, stats.sum_u, np.r_[log_u.sum(), np.zeros(len(stats.weight) - 1)])
+    assert fit_gamma(stats).shape_mle == pytest.approx(fit_gamma(raw).shape_mle, rel=1e-12)
+
+
+# ---------------------------------------------------------------- Scheme II
+def test_scheme_ii_weights_and_sample_sizes():
+    assert sample_weight(4, 4) == 1.0 and sample_weight(2, 4) == 1.0
+    assert sample_weight(9, 4) == pytest.approx(np.sqrt(10 / 5))
+    ids, y, dist, _, _ = stream(seed=4)
+    learner = SchemeII(n_init=3)
+    parts = batches(240)
+    learner.partial_fit(ids[parts[0]], y[parts[0]], dist)
+    rng = np.random.default_rng(0)
+    for c in range(len(learner.prototype_ids_)):
+        size = int((learner.assignment_ == c).sum())
+        pos, w = learner.draw_sample(rng, c)
+        if size > learner.v:
+            assert pos.size == learner.v + 1  # v points plus the prototype
+            assert learner.seen_ids_[pos[0]] == learner.prototype_ids_[c]
+            np.testing.assert_allclose(w, np.sqrt((size + 1) / (learner.v + 1)))
+        else:
+            assert pos.size == size and (w == 1).all()
+        assert (learner.assignment_[pos] == c).all() and len(set(pos)) == pos.size
+    expected = sum(min(int((learner.assignment_ == c).sum()), learner.v + 1)
+                   for c in range(len(learner.prototype_ids_)))
+    learner.partial_fit(ids[parts[1]], y[parts[1]], dist)
+    pos, w = learner.last_sample_["positions"], learner.last_sample_["weights"]
+    new = pos >= len(parts[0])  # positions of the new batch in seen_ids_
+    assert new.sum() == len(parts[1]) and (w[new] == 1).all()  # every new point, weight 1
+    assert (~new).sum() == expected  # v + 1 (or all) per past cluster
+    assert (w[~new] > 1).any()
+
+
+# ---------------------------------------------------------------- component counts (section 5.5)
+@pytest.mark.parametrize("scheme", ["scheme_i", "scheme_ii", "retrain"])
+def test_component_counts_follow_the_schedule(scheme):
+    ids, y, dist, _, _ = stream(n_per_class=200, seed=5)
+    learner = {"scheme_i": SchemeI, "scheme_ii": SchemeII, "retrain": Retrain}[scheme](n_init=2)
+    for r, b in enumerate(batches(320), start=1):
+        learner.partial_fit(ids[b], y[b], dist)
+        expected = component_schedule(r, scheme)
+        np.testing.assert_array_equal(learner.n_components_, [expected, expected])
+    assert component_schedule(9, "scheme_i") == 36 and component_schedule(9, "scheme_ii") == 20
+
+
+# ---------------------------------------------------------------- the three agree on a stationary stream
+def test_stationary_stream_all_three_close_by_the_last_round():
+    ids, y, dist, _, _ = stream(n_per_class=250, seed=6, spread=1.0)  # overlapping classes
+    test, train = np.arange(100), np.arange(100, 500)
+    errors = {}
+    for name, cls in {"scheme_i": SchemeI, "scheme_ii": SchemeII, "retrain": Retrain}.items():
+        learner = cls(n_init=5)
+        for b in batches(len(train)):
+            learner.partial_fit(ids[train][b], y[train][b], dist)
+        errors[name] = 100 * np.mean(learner.predict(ids[test], dist) != y[test])
+    assert 2 < min(errors.values()) and max(errors.values()) < 30, errors  # a real, not a trivial, task
+    assert max(errors.values()) - min(errors.values()) <= 5, errors
+
+
+# ---------------------------------------------------------------- bad input and faults
+@pytest.mark.parametrize("cls", [SchemeI, SchemeII, Retrain])
+def test_new_class_creates_its_components(cls):
+    ids, y, dist, _, _ = stream(n_per_class=60, n_classes=3, seed=7)
+    first = np.flatnonzero(y != "c2")[:60]
+    later = np.flatnonzero(y == "c2")[:30]
+    learner = cls(n_init=2).partial_fit(ids[first], y[first], dist)
+    assert "c2" not in learner.classes_
+    learner.partial_fit(ids[later], y[later], dist)
+    assert learner.classes_[-1] == "c2" and learner.n_components_[-1] >= 1
+    assert set(learner.predict(ids[later], dist)) <= {"c0", "c1", "c2"}
+
+
+@pytest.mark.parametrize("cls", [SchemeI, SchemeII, Retrain])
+def test_empty_batch_is_a_no_op_with_a_warning(cls):
+    ids, y, dist, _, _ = stream(n_per_class=40, seed=8)
+    learner = cls(n_init=2).partial_fit(ids[:40], y[:40], dist)
+    before = learner.model()
+    with pytest.warns(UserWarning, match="empty batch"):
+        learner.partial_fit([], [], dist)
+    assert learner.model() == before and learner.n_rounds_ == 1
+
+
+@pytest.mark.parametrize("cls", [SchemeI, SchemeII, Retrain])
+def test_missing_distances_give_a_clear_error(cls):
+    _, y, _, X, ids = stream(n_per_class=40, seed=9)
+    known = MatrixDistances(cdist(X[:60], X[:60]), ids[:60])  # knows nothing about ids[60:]
+    learner = cls(n_init=2).partial_fit(ids[:40], y[:40], known)
+    with pytest.raises(DataError, match=r"partial_fit: .*no distances for object\(s\) g6"):
+        learner.partial_fit(ids[60:70], y[60:70], known)
