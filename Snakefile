@@ -20,6 +20,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/splits.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/incremental.smk"
 include: "workflow/rules/report.smk"
 
 

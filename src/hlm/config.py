@@ -48,11 +48,12 @@ def validate_config(config: dict, schema: dict, *, known_datasets, known_methods
     for field, known, values in (
         ("datasets", known_datasets, config["datasets"]),
         ("methods", known_methods, config["methods"]),
+        ("incremental.datasets", known_datasets, config.get("incremental", {}).get("datasets", [])),
     ):
         unknown = [v for v in values if v not in known]
         if unknown:
             raise ConfigError(
-                f"{where}: field '{field}': unknown {field[:-1]} {', '.join(map(repr, unknown))}; "
+                f"{where}: field '{field}': unknown {field.rsplit('.', 1)[-1][:-1]} {', '.join(map(repr, unknown))}; "
                 f"known: {', '.join(sorted(known))}"
             )
     for method in config.get("method_params", {}):

@@ -263,16 +263,55 @@ def log_pair(
         model = getattr(row, "model", None)
         if isinstance(model, str) and model:  # a fitted HLM mixture (JSON)
             _retry(client.log_text, child_id, model, "model.json")
-    for run_id in [*children, parent_id]:
-        _retry(client.set_terminated, run_id, RunStatus.to_string(RunStatus.FINISHED))
-    new = {parent_id, *children}
-    for run_id in pair_runs(pair, experiment):
-        if run_id not in new:
-            _retry(client.delete_run, run_id)
+    _finish(client, [*children, parent_id], pair, experiment)
     return parent_id
 
 
+def _finish(client, new_runs: list[str], pair: str, experiment: str) -> None:
+    """Mark the new runs FINISHED, then soft-delete the pair's older active runs (rerun replacement)."""
+    for run_id in new_runs:
+        _retry(client.set_terminated, run_id, RunStatus.to_string(RunStatus.FINISHED))
+    for run_id in pair_runs(pair, experiment):
+        if run_id not in set(new_runs):
+            _retry(client.delete_run, run_id)
+
+
+def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags: dict, params: dict,
+                    experiment: str = "hlm") -> str:
+    """Log one (dataset, incremental scheme) as one run with the learning curve as metric steps.
+
+    Metrics per round r (step = r): ``error_rate_mean``, ``error_rate_sd`` (over the
+    splits), ``round_seconds_mean``, ``n_seen``, ``n_components_mean``; single
+    values ``total_seconds_mean`` (Table 5) and ``last_round_error_mean``. The
+    Parquet file is the artifact. Reruns replace the previous run (tag ``hlm.pair``
+    = ``{dataset}/{scheme}``), as in :func:`log_pair`.
+    """
+    pair = f"{dataset}/{scheme}"
+    frame = pd.read_parquet(path)
+    exp_id = init_store(experiment)
+    client = _client()
+    per_round = frame.groupby("round").agg(
+        error_rate_mean=("error_rate", "mean"), error_rate_sd=("error_rate", "std"),
+        round_seconds_mean=("round_seconds", "mean"), n_seen=("n_seen", "mean"),
+        n_components_mean=("n_components", "mean"),
+    )
+    totals = frame.groupby("split")["round_seconds"].sum()
+    run_id = _run(
+        client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": "incremental"},
+        params={"dataset": dataset, "scheme": scheme, **params},
+        metrics={"total_seconds_mean": totals.mean(), "n_splits": totals.size,
+                 "last_round_error_mean": per_round["error_rate_mean"].iloc[-1]},
+        artifacts=[("incremental", path)],
+    )
+    ts = int(time.time() * 1000)
+    steps = [Metric(name, float(value), ts, int(r)) for r, row in per_round.iterrows()
+             for name, value in row.items() if not pd.isna(value)]
+    _retry(client.log_batch, run_id, metrics=steps)
+    _finish(client, [run_id], pair, experiment)
+    return run_id
+
+
 __all__ = [
-    "init_store", "log_pair", "pair_runs",
+    "init_store", "log_pair", "log_incremental", "pair_runs",
     "tracking_uri", "artifact_root",
 ]

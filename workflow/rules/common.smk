@@ -41,6 +41,10 @@ if _SKIPPED:
     print("hlm: skipping method(s) " + ", ".join(sorted({m for _, m in _SKIPPED}))
           + " on data set(s) " + ", ".join(sorted({d for d, _ in _SKIPPED}))
           + ": they need feature vectors (kind: vectors)", file=sys.stderr)
+# Incremental learning (section 5.5): which schemes, on which data sets (default: all of the run's).
+_INCREMENTAL = config.get("incremental", {})
+INCREMENTAL_SCHEMES = list(_INCREMENTAL.get("schemes", []))
+INCREMENTAL_DATASETS = [d for d in _INCREMENTAL.get("datasets", DATASETS)] if INCREMENTAL_SCHEMES else []
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
 MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
 EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
@@ -93,6 +97,20 @@ def evaluation_files(methods=None):
     return [f"results/evaluation/{d}/{m}.parquet" for d, m in PAIRS if m in methods]
 
 
+def incremental_files():
+    return [f"results/incremental/{d}/{s}.parquet" for d in INCREMENTAL_DATASETS for s in INCREMENTAL_SCHEMES]
+
+
+def incremental_params(scheme):
+    """Learner settings of one scheme: n_init for all; v, step and estimate for Scheme II; step for retrain."""
+    params = {"n_init": _INCREMENTAL.get("n_init", 20)}
+    if scheme in ("scheme_ii", "retrain"):
+        params["step"] = _INCREMENTAL.get("step", 2)
+    if scheme == "scheme_ii":
+        params.update(v=_INCREMENTAL.get("v", 4), estimate=_INCREMENTAL.get("estimate", "eq3"))
+    return params
+
+
 def method_threads(method):
     """Threads (CV worker processes) of a method's jobs; Snakemake caps them at --cores."""
     return config.get("threads_per_job", 1) if METHODS[method].parallel_cv else 1
@@ -107,6 +125,9 @@ def final_outputs():
         "results/tables/run_time.csv",
         "results/figures/error_rates.png",
         *(expand("results/figures/cv_components_{dataset}.png", dataset=DATASETS) if MIXTURE_METHODS else []),
+        *(["results/tables/incremental_time.csv", "results/tables/incremental_time.md",
+           *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
+          if INCREMENTAL_DATASETS else []),
     ]
 
 

@@ -106,3 +106,28 @@ def plot_cv_components(evaluations: dict, path: str | os.PathLike, *, dataset: s
     ax.legend(fontsize=8, frameon=False)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=150)
+
+
+def plot_incremental(runs: dict, path: str | os.PathLike, *, dataset: str, labels: dict | None = None) -> None:
+    """Mean test error per incremental round, ± sd over the splits as a band (paper Figure 1).
+
+    ``runs`` maps scheme -> its incremental frame (split, round, n_seen, error_rate, ...).
+    """
+    fig = Figure(figsize=(6.5, 4.0), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    cmap = colormaps["tab10"]
+    for i, (scheme, frame) in enumerate(runs.items()):
+        stats = frame.groupby("round")["error_rate"].agg(["mean", "std"]).sort_index()
+        r = stats.index.to_numpy(float)
+        mean, sd = stats["mean"].to_numpy(float), np.nan_to_num(stats["std"].to_numpy(float))
+        ax.plot(r, mean, marker="o", ms=3, color=cmap(i), label=(labels or {}).get(scheme, scheme))
+        ax.fill_between(r, mean - sd, mean + sd, color=cmap(i), alpha=0.15, lw=0)
+    ax.set_xlabel("learning round (1 = initial batch, 20% of the training part; then +10% each)")
+    ax.set_ylabel("test error (%)")
+    n_splits = max((f["split"].nunique() for f in runs.values()), default=0)
+    ax.set_title(f"{dataset}: incremental learning (mean ± sd over {n_splits} splits)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=150)

@@ -260,3 +260,45 @@ def run_time_markdown(times: pd.DataFrame, datasets: list, methods: list, labels
                "(classifying the test part), as in the paper's Table 4. Jobs of the costly methods run "
                "their CV folds in parallel worker processes when config threads_per_job > 1.")
     return _pipe_table(caption, datasets, methods, cell, labels)
+
+
+# -- incremental learning (paper Table 5) ------------------------------------------------------
+SCHEME_LABELS = {"scheme_i": "HLM-Incremental (I)", "scheme_ii": "HLM-Incremental (II)", "retrain": "HLM-Retrain"}
+INCREMENTAL_TIME_COLUMNS = ["scheme", "dataset", "n_splits", "total_seconds", "total_seconds_sd",
+                            "last_round_error", "paper_total_seconds"]
+
+
+def incremental_time_table(runs: dict, datasets: list, schemes: list, paper: dict | None = None) -> pd.DataFrame:
+    """Total update seconds over all rounds, mean (sd) over the splits, per scheme and data set (Table 5).
+
+    ``runs`` maps (scheme, dataset) -> the incremental Parquet frame; the last
+    round's mean test error is added for reading the trade-off next to the time.
+    """
+    rows = []
+    for s in schemes:
+        for d in datasets:
+            frame = runs.get((s, d))
+            if frame is None or frame.empty:
+                rows.append((s, d, 0, float("nan"), float("nan"), float("nan"), (paper or {}).get((s, d), float("nan"))))
+                continue
+            totals = frame.groupby("split")["round_seconds"].sum()
+            last = frame[frame["round"] == frame["round"].max()]["error_rate"].mean()
+            rows.append((s, d, int(totals.size), float(totals.mean()),
+                         float(totals.std(ddof=1)) if totals.size > 1 else float("nan"), float(last),
+                         (paper or {}).get((s, d), float("nan"))))
+    return pd.DataFrame(rows, columns=INCREMENTAL_TIME_COLUMNS)
+
+
+def incremental_time_markdown(times: pd.DataFrame, datasets: list, schemes: list) -> str:
+    by = times.set_index(["scheme", "dataset"])
+
+    def cell(s, d) -> str:
+        r = by.loc[(s, d)]
+        if r["n_splits"] == 0:
+            return NA
+        paper = f" (paper {r['paper_total_seconds']:g} s)" if pd.notna(r["paper_total_seconds"]) else ""
+        return f"{r['total_seconds']:.3f} s{paper}; last-round error {r['last_round_error']:.2f}%"
+
+    caption = ("Total wall seconds of the model updates over all 9 incremental rounds (mean over the splits), "
+               "as in the paper's Table 5, and the mean test error after the last round.")
+    return _pipe_table(caption, datasets, schemes, cell, SCHEME_LABELS)

@@ -1,0 +1,67 @@
+"""The incremental-learning protocol of paper section 5.5, per data set and split.
+
+For each split: the split's test part (20%) is held out; its training part is
+shuffled (seed from (seed, data set, split, "incremental")), its first 20%
+is the initial batch and the rest is cut into 8 equal batches. After every
+batch the learner is updated (``partial_fit``) and scores the test part: 9
+rounds. ``round_seconds`` is the wall time of the update (the paper's Table 5
+sums it over the rounds); ``predict_seconds`` that of scoring the test part.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from hlm.data.artifacts import DistanceArtifact
+from hlm.evaluation.seeds import derive_seed
+from hlm.evaluation.splits import split_indices
+from hlm.incremental import MatrixDistances, Retrain, SchemeI, SchemeII
+
+SCHEMES = {"scheme_i": SchemeI, "scheme_ii": SchemeII, "retrain": Retrain}
+#: section 5.5: the initial batch is 20% of the training part, the rest comes in 8 equal batches
+INITIAL_FRACTION = 0.2
+N_BATCHES = 8
+
+
+def batch_indices(train: np.ndarray, seed: int, initial_fraction: float = INITIAL_FRACTION,
+                  n_batches: int = N_BATCHES) -> list[np.ndarray]:
+    """The training part in arrival order: a seeded shuffle, cut into the initial batch and ``n_batches``."""
+    order = np.random.default_rng(seed).permutation(np.asarray(train))
+    first = int(round(initial_fraction * len(order)))
+    return [order[:first], *np.array_split(order[first:], n_batches)]
+
+
+def make_learner(scheme: str, params: dict | None = None, random_state: int = 0):
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown incremental scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+    return SCHEMES[scheme](random_state=random_state, **(params or {}))
+
+
+def run_incremental(artifact: DistanceArtifact, splits: pd.DataFrame, scheme: str, *, dataset: str, seed: int,
+                    params: dict | None = None, split_ids: list[int] | None = None) -> pd.DataFrame:
+    """One row per (split, round): split, round, n_seen, error_rate (%), round_seconds, n_components, ..."""
+    ids = np.asarray(artifact.ids).astype(str)
+    labels = np.asarray(artifact.labels)
+    distances = MatrixDistances(artifact.distances, ids)
+    rows = []
+    for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
+        train, test = split_indices(splits, int(split))
+        learner = make_learner(scheme, params, derive_seed(seed, dataset, int(split), "incremental-model") % 2**31)
+        n_seen = 0
+        for r, batch in enumerate(batch_indices(train, derive_seed(seed, dataset, int(split), "incremental")), 1):
+            t0 = time.perf_counter()
+            learner.partial_fit(ids[batch], labels[batch], distances)
+            t1 = time.perf_counter()
+            pred = learner.predict(ids[test], distances)
+            t2 = time.perf_counter()
+            n_seen += len(batch)
+            rows.append({
+                "split": int(split), "round": r, "n_seen": n_seen,
+                "error_rate": 100.0 * float(np.mean(pred.astype(str) != labels[test].astype(str))),
+                "round_seconds": t1 - t0, "predict_seconds": t2 - t1,
+                "n_components": int(learner.n_components_.sum()),
+            })
+    return pd.DataFrame(rows)

@@ -1,0 +1,61 @@
+# Incremental learning (paper section 5.5): one rule per scheme, named
+# incremental_{scheme} (`snakemake --forcerun incremental_retrain`). Each job runs
+# the 9 rounds of one scheme on every split of one data set, writes
+# results/incremental/{dataset}/{scheme}.parquet and logs one MLflow run whose
+# metric steps are the rounds (the learning curve in the MLflow UI).
+
+for _scheme in INCREMENTAL_SCHEMES:
+
+    rule:
+        name:
+            f"incremental_{_scheme}"
+        input:
+            distances="results/distances/{dataset}.parquet",
+            splits="results/splits/{dataset}.parquet",
+            code=src("incremental.py", "evaluation/incremental.py", "stages/incremental.py",
+                     "models/mixture_hlm.py", "gamma.py", "clustering/vsh.py", "clustering/result.py"),
+        output:
+            f"results/incremental/{{dataset}}/{_scheme}.parquet",
+        params:
+            scheme=_scheme,
+            seed=config["seed"],
+            learner=incremental_params(_scheme),
+            run_params={
+                "n_splits": config["n_splits"],
+                "test_fraction": config["test_fraction"],
+                "seed": config["seed"],
+            },
+            experiment=EXPERIMENT,
+        log:
+            f"logs/incremental/{{dataset}}/{_scheme}.log",
+        conda:
+            "../../envs/hlm.yaml"
+        script:
+            "../scripts/incremental.py"
+
+
+rule incremental_report:
+    input:
+        runs=incremental_files(),
+        code=src("reporting/figures.py", "reporting/tables.py", "reporting/paper.py", "stages/incremental.py"),
+    output:
+        figures=report(
+            expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS),
+            caption="../report/incremental_figure.rst",
+            category="Incremental learning",
+        ),
+        csv=report(
+            "results/tables/incremental_time.csv",
+            caption="../report/incremental_time.rst",
+            category="Incremental learning",
+        ),
+        md="results/tables/incremental_time.md",
+    params:
+        datasets=INCREMENTAL_DATASETS,
+        schemes=INCREMENTAL_SCHEMES,
+    log:
+        "logs/report/incremental_report.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/incremental_report.py"
