@@ -204,3 +204,76 @@ def test_missing_distances_give_a_clear_error(cls):
     learner = cls(n_init=2).partial_fit(ids[:40], y[:40], known)
     with pytest.raises(DataError, match=r"partial_fit: .*no distances for object\(s\) g6"):
         learner.partial_fit(ids[60:70], y[60:70], known)
+
+
+# ---------------------------------------------------------------- protocol, table, MLflow (section 5.5)
+def _toy_artifact(n_per_class=60, seed=10):
+    from hlm.data.artifacts import DistanceArtifact
+
+    _, _, _, X, ids = stream(n_per_class=n_per_class, seed=seed)  # X, ids unshuffled: class c0 first
+    return DistanceArtifact(ids, np.array(["c0"] * n_per_class + ["c1"] * n_per_class), cdist(X, X), {})
+
+
+def test_batch_indices_follow_the_protocol():
+    from hlm.evaluation.incremental import batch_indices
+
+    train = np.arange(100, 200)
+    parts = batch_indices(train, seed=3)
+    assert [len(p) for p in parts] == [20] + [10] * 8
+    assert sorted(np.concatenate(parts)) == list(train)
+    assert all((a == b).all() for a, b in zip(parts, batch_indices(train, seed=3)))
+    assert not (parts[0] == batch_indices(train, seed=4)[0]).all()
+
+
+def test_run_incremental_rows_and_table():
+    from hlm.evaluation.incremental import run_incremental
+    from hlm.evaluation.splits import make_splits
+    from hlm.reporting.tables import incremental_time_table
+
+    art = _toy_artifact()
+    splits = make_splits(art.n, dataset="toy", n_splits=2, test_fraction=0.2, seed=0)
+    frames = {}
+    for scheme in ("scheme_i", "scheme_ii", "retrain"):
+        frame = run_incremental(art, splits, scheme, dataset="toy", seed=1, params={"n_init": 2})
+        assert len(frame) == 2 * 9 and list(frame["round"][:9]) == list(range(1, 10))
+        assert (frame[frame["round"] == 9].n_seen == 96).all()
+        assert (frame.round_seconds > 0).all() and frame.error_rate.between(0, 100).all()
+        expected = np.array([2 * component_schedule(r, scheme) for r in range(1, 10)])
+        if scheme == "scheme_i":  # a class with fewer than 4 objects in a ~10-object batch gets fewer
+            assert (frame.n_components[:9] <= expected).all() and (frame.n_components[:9] >= expected - 8).all()
+        else:
+            assert list(frame.n_components[:9]) == list(expected)
+        frames[(scheme, "toy")] = frame
+    again = run_incremental(art, splits, "scheme_ii", dataset="toy", seed=1, params={"n_init": 2})
+    np.testing.assert_array_equal(again.error_rate, frames[("scheme_ii", "toy")].error_rate)  # seeded
+    table = incremental_time_table(frames, ["toy"], ["scheme_i", "retrain"], {("retrain", "toy"): 2.0})
+    row = table.set_index("scheme").loc["retrain"]
+    assert row.total_seconds == pytest.approx(frames[("retrain", "toy")].groupby("split").round_seconds.sum().mean())
+    assert row.paper_total_seconds == 2.0 and row.n_splits == 2
+
+
+def test_log_incremental_draws_the_learning_curve(tmp_path, monkeypatch):
+    import pandas as pd
+    from mlflow.tracking import MlflowClient
+
+    from hlm import tracking
+    from hlm.data.artifacts import write_frame
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    monkeypatch.setenv("HLM_MLFLOW_ARTIFACTS", str(tmp_path / "mlruns"))
+    frame = pd.DataFrame({"split": np.repeat([0, 1], 9), "round": np.tile(np.arange(1, 10), 2),
+                          "n_seen": np.tile(np.arange(1, 10) * 10, 2), "error_rate": np.linspace(20, 5, 18),
+                          "round_seconds": 0.1, "n_components": 8})
+    path = tmp_path / "results/incremental/ds/scheme_i.parquet"
+    write_frame(frame, path, {})
+    first = tracking.log_incremental(dataset="ds", scheme="scheme_i", path=path, tags={}, params={"seed": 1})
+    second = tracking.log_incremental(dataset="ds", scheme="scheme_i", path=path, tags={}, params={"seed": 1})
+    assert tracking.pair_runs("ds/scheme_i") == [second]  # a rerun replaces, not duplicates
+    client = MlflowClient()
+    history = client.get_metric_history(second, "error_rate_mean")
+    expected = frame.groupby("round").error_rate.mean()
+    history = sorted(history, key=lambda m: m.step)
+    assert [m.step for m in history] == list(expected.index)
+    np.testing.assert_allclose([m.value for m in history], expected.values)
+    assert client.get_run(second).data.metrics["total_seconds_mean"] == pytest.approx(0.9)
+    assert first != second

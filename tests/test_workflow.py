@@ -21,7 +21,7 @@ pytestmark = pytest.mark.workflow
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip,svm_vector_linear]",
-        "n_splits=3", "cv_folds=3"]
+        "n_splits=3", "cv_folds=3", "incremental={schemes: [scheme_ii], datasets: [aural_sonar], n_init: 2}"]
 #: (data set, method) pairs of TINY: the vector method runs on Sonar only
 TINY_PAIRS = [(d, m) for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm", "svm_kernel_clip")] + [
     ("sonar", "svm_vector_linear")]
@@ -88,6 +88,9 @@ def test_dry_run_of_default_config(project):
     assert ("hlm: skipping method(s) svm_vector_linear, svm_vector_rbf on data set(s) aural_sonar, house_votes, "
             "protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
+    for scheme in ("scheme_i", "scheme_ii", "retrain"):
+        assert counts[f"incremental_{scheme}"] == 5
+    assert counts["incremental_report"] == 1
 
 
 def test_end_to_end_outputs(tiny_run):
@@ -126,6 +129,14 @@ def test_end_to_end_outputs(tiny_run):
     assert (times.dropna().fit_seconds > 0).all() and len(times.dropna()) == len(TINY_PAIRS)
     png = (project / "results/figures/error_rates.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # incremental learning (section 5.5): 9 rounds per split, the seen objects add up to the training part
+    inc = pd.read_parquet(project / "results/incremental/aural_sonar/scheme_ii.parquet")
+    assert list(inc.columns[:6]) == ["split", "round", "n_seen", "error_rate", "round_seconds", "n_components"]
+    assert (inc.groupby("split")["round"].apply(list) == [list(range(1, 10))] * 3).all()
+    assert (inc[inc["round"] == 9].n_seen == 80).all() and (inc[inc["round"] == 1].n_seen == 16).all()
+    assert (inc[inc["round"] == 9].n_components == 2 * 20).all()  # 4 + 2 * 8 per class, 2 classes
+    assert (project / "results/figures/incremental_aural_sonar.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| HLM-Incremental (II) |" in (project / "results/tables/incremental_time.md").read_text()
 
 
 def test_jobs_run_the_checkouts_own_code(tiny_run):
@@ -150,7 +161,14 @@ def test_mlflow_runs(tiny_run):
     runs = _runs(project)
     parents = runs[runs["tags.hlm.role"] == "parent"]
     assert sorted(parents["tags.hlm.pair"]) == sorted(f"{d}/{m}" for d, m in TINY_PAIRS)
-    assert len(runs) == len(TINY_PAIRS) * (1 + 3)
+    assert len(runs) == len(TINY_PAIRS) * (1 + 3) + 1  # + the incremental run
+    inc = runs[runs["tags.hlm.role"] == "incremental"]
+    assert list(inc["tags.hlm.pair"]) == ["aural_sonar/scheme_ii"]
+    from mlflow.tracking import MlflowClient
+
+    history = MlflowClient(f"sqlite:///{project / 'mlflow.db'}").get_metric_history(inc.run_id.iloc[0],
+                                                                                     "error_rate_mean")
+    assert sorted(m.step for m in history) == list(range(1, 10))  # the learning curve, one step per round
     row = parents[parents["tags.hlm.pair"] == "aural_sonar/knn"].iloc[0]
     assert row["tags.rule"] == "knn" and "aural_sonar" in row["tags.wildcards"]
     assert len(row["tags.config_hash"]) == 12 and row["tags.git_commit"]
