@@ -277,3 +277,29 @@ def test_log_incremental_draws_the_learning_curve(tmp_path, monkeypatch):
     np.testing.assert_allclose([m.value for m in history], expected.values)
     assert client.get_run(second).data.metrics["total_seconds_mean"] == pytest.approx(0.9)
     assert first != second
+
+
+def test_scheme_ii_eq4_estimates_from_the_weighted_sample_only():
+    """estimate="eq4": eq. 4 on the weighted sample + new batch (section 4.2, the cheaper option)."""
+    from hlm.models.mixture_hlm import estimate_scales
+
+    ids, y, dist, _, _ = stream(seed=11)
+    parts = batches(240)
+    learner = SchemeII(n_init=3, estimate="eq4")
+    for b in parts[:3]:
+        learner.partial_fit(ids[b], y[b], dist)
+    pos, w = learner.last_sample_["positions"], learner.last_sample_["weights"]
+    assert (w > 1).any() and pos.size < learner.seen_ids_.size  # a real subsample, weighted
+    comp = learner.assignment_[pos]
+    protos = learner.prototype_ids_[comp]
+    u = np.array([dist([a], [p])[0, 0] ** 2 for a, p in zip(learner.seen_ids_[pos], protos)])
+    size = np.bincount(learner.assignment_, minlength=len(learner.prototype_ids_))
+    keep = (u > 0) & (size[comp] >= learner.min_cluster_size)
+    stats = ComponentStats.from_samples(u[keep], comp[keep], len(learner.prototype_ids_), w[keep])
+    scale, shapes, _ = estimate_scales(stats, learner.component_class_, len(learner.classes_))
+    np.testing.assert_allclose(learner.model().scale, scale, rtol=1e-12)
+    assert learner.model().shape == shapes[0]
+    eq3 = SchemeII(n_init=3)
+    for b in parts[:3]:
+        eq3.partial_fit(ids[b], y[b], dist)
+    assert not np.allclose(eq3.model().scale, scale)  # eq. 3 on all data differs
