@@ -217,6 +217,21 @@ def test_compiled_simplex_qp_equals_numpy_reference_and_brute_force():
     assert any(k >= 33 and s == k for k, s in supports) and any(k >= 33 and s <= 3 for k, s in supports)
 
 
+def test_warm_started_simplex_qp_equals_cold():
+    """simplex_qp_rows(w0=...) starts at w0 with F = its support; the minimiser is unique, so
+    warm starts from another ridge's solution, from uniform weights and from a vertex agree."""
+    rng = np.random.default_rng(21)
+    for k in (3, 8, 24, 64):
+        pairs = [_similarity_qp(rng, k) for _ in range(12)]
+        A, b = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+        cold = kri.simplex_qp_rows(A, b)
+        shifted = A + 5.0 * np.eye(k)  # another ridge: the CV path's warm start
+        for w0 in (kri.simplex_qp_rows(shifted, b), np.full((12, k), 1.0 / k), np.eye(k)[np.zeros(12, int)]):
+            warm = kri.simplex_qp_rows(A, b, w0=w0)
+            np.testing.assert_allclose(warm, cold, rtol=0, atol=1e-10)  # rounding: A_FF^-1 in another slot order
+            np.testing.assert_array_equal(warm > 0, cold > 0)
+
+
 def test_simplex_qp_warns_when_the_iteration_cap_is_hit():
     rng = np.random.default_rng(14)
     A, b = _similarity_qp(rng, 40)

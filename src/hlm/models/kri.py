@@ -64,7 +64,8 @@ def simplex_qp(A: np.ndarray, b: np.ndarray, max_iter: int | None = None) -> np.
 
 
 def simplex_qp_rows(
-    A: np.ndarray, b: np.ndarray, A_inv: np.ndarray | None = None, max_iter: int | None = None
+    A: np.ndarray, b: np.ndarray, A_inv: np.ndarray | None = None, max_iter: int | None = None,
+    w0: np.ndarray | None = None,
 ) -> np.ndarray:
     """``simplex_qp`` of every row: A is m x k x k, b is m x k; returns W (m x k).
 
@@ -73,6 +74,12 @@ def simplex_qp_rows(
     is the inverse of every A[r], the B of the starting free set F = all indices
     (e.g. from an eigendecomposition the caller already has); by default it is
     ``np.linalg.inv(A)``. One ConvergenceWarning covers all rows that hit the cap.
+
+    ``w0`` (m x k, each row on the simplex), if given, is a warm start: each row
+    starts at w0 with F = its support (A_FF^{-1} computed directly; ``A_inv`` is
+    then not used), e.g. the solution for the previous ridge of a CV grid. The
+    minimiser is unique (A positive definite), so the result is the same up to
+    rounding; only the path is shorter.
     """
     A = np.ascontiguousarray(A, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
@@ -81,11 +88,18 @@ def simplex_qp_rows(
     m, k = b.shape
     if k == 1:
         return np.ones((m, 1))
-    A_inv = np.linalg.inv(A) if A_inv is None else np.array(A_inv, dtype=np.float64, order="C")
-    if A_inv.shape != A.shape:
-        raise ValueError(f"simplex_qp_rows: A_inv must have the shape of A {A.shape}, got {A_inv.shape}")
+    if w0 is not None:
+        w0 = np.ascontiguousarray(w0, dtype=np.float64)
+        if w0.shape != b.shape or (w0 < 0).any():
+            raise ValueError(f"simplex_qp_rows: w0 must be non-negative of shape {b.shape}")
+        A_inv = np.empty((m, 0, 0))
+    else:
+        w0 = np.empty((0, k))
+        A_inv = np.linalg.inv(A) if A_inv is None else np.array(A_inv, dtype=np.float64, order="C")
+        if A_inv.shape != A.shape:
+            raise ValueError(f"simplex_qp_rows: A_inv must have the shape of A {A.shape}, got {A_inv.shape}")
     max_iter = default_max_iter(k) if max_iter is None else int(max_iter)
-    W, n_failed = _active_set_rows(A, b, A_inv, KKT_RTOL, max_iter, REFRESH_EVERY)
+    W, n_failed = _active_set_rows(A, b, A_inv, KKT_RTOL, max_iter, REFRESH_EVERY, w0)
     if n_failed:
         _warn_not_converged(max_iter, n_failed, stacklevel=3)
     return W
@@ -102,9 +116,13 @@ def _warn_not_converged(max_iter: int, n_failed: int, stacklevel: int) -> None:
 
 # ------------------------------------------------------------------ compiled kernels
 @njit(cache=True)
-def _active_set_rows(A, b, A_inv, rtol, max_iter, refresh_every):  # pragma: no cover - compiled
-    """``_active_set`` on every row, tol = rtol * max(1, |A_r|max, |b_r|max). Returns (W, n_not_converged)."""
+def _active_set_rows(A, b, A_inv, rtol, max_iter, refresh_every, W0):  # pragma: no cover - compiled
+    """``_active_set`` on every row, tol = rtol * max(1, |A_r|max, |b_r|max). Returns (W, n_not_converged).
+
+    ``W0`` with m rows: warm starts (see ``simplex_qp_rows``); with 0 rows: cold starts from A_inv.
+    """
     m, k = b.shape
+    warm = W0.shape[0] == m
     W = np.empty((m, k))
     n_failed = 0
     for r in range(m):
@@ -113,7 +131,10 @@ def _active_set_rows(A, b, A_inv, rtol, max_iter, refresh_every):  # pragma: no 
             scale = max(scale, abs(b[r, i]))
             for j in range(k):
                 scale = max(scale, abs(A[r, i, j]))
-        w, converged, _ = _active_set(A[r], b[r], A_inv[r], rtol * scale, max_iter, refresh_every)
+        if warm:
+            w, converged, _ = _active_set_from(A[r], b[r], W0[r], rtol * scale, max_iter, refresh_every)
+        else:
+            w, converged, _ = _active_set(A[r], b[r], A_inv[r], rtol * scale, max_iter, refresh_every)
         W[r] = w
         if not converged:
             n_failed += 1
@@ -133,13 +154,42 @@ def _active_set(A, b, A_inv, tol, max_iter, refresh_every):  # pragma: no cover 
     reorder them: rounding-level differences from the dense numpy formulation only).
     """
     k = b.shape[0]
-    At = np.ascontiguousarray(A.T)  # rows of At are columns of A: (A w)_z = sum_i A[z, i] w_i
     w = np.full(k, 1.0 / k)  # spec start: uniform weights, every index free
     idx = np.arange(k)
     slot = np.arange(k)
-    nf = k
-    Bc = A_inv.copy()
-    bc = b.copy()  # b in slot order
+    return _iterate(A, b, w, idx, slot, k, A_inv.copy(), b.copy(), tol, max_iter, refresh_every)
+
+
+@njit(cache=True)
+def _active_set_from(A, b, w0, tol, max_iter, refresh_every):  # pragma: no cover - compiled
+    """``_active_set`` started at the feasible point w0 (>= 0, sum 1) with F = its support."""
+    k = b.shape[0]
+    w = w0 / w0.sum()
+    idx = np.empty(k, dtype=np.int64)
+    slot = np.full(k, -1, dtype=np.int64)
+    nf = 0
+    for i in range(k):
+        if w[i] > 0.0:
+            idx[nf] = i
+            slot[i] = nf
+            nf += 1
+        else:
+            w[i] = 0.0
+    idx[nf:] = 0  # slots beyond nf are never read
+    Bc = np.zeros((k, k))
+    _fresh_inverse(A, idx, nf, Bc)
+    bc = np.zeros(k)
+    for p in range(nf):
+        bc[p] = b[idx[p]]
+    return _iterate(A, b, w, idx, slot, nf, Bc, bc, tol, max_iter, refresh_every)
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _iterate(A, b, w, idx, slot, nf, Bc, bc, tol, max_iter, refresh_every):  # pragma: no cover - compiled
+    """The iteration of ``_active_set`` from a feasible w with free set idx[:nf] (slot order) and
+    Bc[:nf, :nf] = A_FF^{-1}, bc[:nf] = b_F."""
+    k = b.shape[0]
+    At = np.ascontiguousarray(A.T)  # rows of At are columns of A: (A w)_z = sum_i A[z, i] w_i
     n_updates = 0
     n_released = 0
     w_eq = np.zeros(k)  # slot order

@@ -181,18 +181,30 @@ class KRIKNN(_LocalWeightedVote):
         self.test_transform = test_transform
 
     def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        return self._weights_path(S_te, nb, [{"ridge": self.ridge}])[0]
+
+    def _weights_path(self, S_te: np.ndarray, nb: np.ndarray, params: list[dict]) -> list[np.ndarray]:
+        """Weights for each ridge in turn: one local clip, and each QP after the first warm-started
+        from the previous ridge's weights (same unique minimiser, shorter active-set path)."""
         S_N, s_N = self._local_blocks(S_te, nb)
-        lam, k = float(self.ridge), nb.shape[1]
+        k = nb.shape[1]
         mu_clip, U, U_keep, K = _local_clip(S_N)
-        A = K.copy()
-        A[:, np.arange(k), np.arange(k)] += lam  # A = S~ + lambda I
         if self.test_transform == "consistent":  # b = P s_N with P = U_keep U_keep^T
             b = np.einsum("rij,rj->ri", U_keep, np.einsum("rji,rj->ri", U_keep, s_N))
         else:
             b = s_N
-        # the solver's starting inverse (F = all indices): A^{-1} = U diag(1 / (mu_clip + lambda)) U^T
-        A_inv = (U * (1.0 / (mu_clip + lam))[:, None, :]) @ U.transpose(0, 2, 1)
-        return simplex_qp_rows(A, b, A_inv)
+        weights: list[np.ndarray] = []
+        for p in params:
+            lam = float(p["ridge"])
+            A = K.copy()
+            A[:, np.arange(k), np.arange(k)] += lam  # A = S~ + lambda I
+            if weights:
+                weights.append(simplex_qp_rows(A, b, w0=weights[-1]))
+                continue
+            # the solver's starting inverse (F = all indices): A^{-1} = U diag(1 / (mu_clip + lambda)) U^T
+            A_inv = (U * (1.0 / (mu_clip + lam))[:, None, :]) @ U.transpose(0, 2, 1)
+            weights.append(simplex_qp_rows(A, b, A_inv))
+        return weights
 
 
 #: Largest m * k * k for which ``_local_clip`` keeps its last result (4 arrays of that size,
