@@ -21,7 +21,7 @@ pytestmark = pytest.mark.workflow
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip,svm_vector_linear]",
-        "n_splits=3", "cv_folds=3", "incremental={schemes: [scheme_ii], datasets: [aural_sonar], n_init: 2}"]
+        "n_splits=3", "cv_folds=3", "incremental={schemes: [scheme_ii], datasets: [aural_sonar]}"]
 #: (data set, method) pairs of TINY: the vector method runs on Sonar only
 TINY_PAIRS = [(d, m) for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm", "svm_kernel_clip")] + [
     ("sonar", "svm_vector_linear")]

@@ -61,7 +61,7 @@ def run_incremental(artifact: DistanceArtifact, splits: pd.DataFrame, scheme: st
             rows.append({
                 "split": int(split), "round": r, "n_seen": n_seen,
                 "error_rate": 100.0 * float(np.mean(pred.astype(str) != labels[test].astype(str))),
-                "round_seconds": t1 - t0, "predict_seconds": t2 - t1,
-                "n_components": int(learner.n_components_.sum()),
+                "round_seconds": t1 - t0, "n_components": int(learner.n_components_.sum()),
+                "predict_seconds": t2 - t1,
             })
     return pd.DataFrame(rows)
