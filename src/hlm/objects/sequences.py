@@ -1,0 +1,159 @@
+"""Sequences as objects: StatLog DNA decoding, FASTA reading, alignment and Hamming distances.
+
+* ``decode_indicators``: the StatLog DNA data set codes each of its 60
+  nucleotides by 3 binary indicators, A = 100, C = 010, G = 001, T = 000
+  (mlbench ``DNA`` documentation); decoded back into 60-letter strings.
+* ``read_fasta``: ids and sequences from a FASTA file, labels from the header
+  (``>id|label``) or from a side CSV (``id,label``).
+* ``alignment_scores``: global pairwise alignment scores by Biopython's
+  ``PairwiseAligner`` with the scheme ``ALIGNMENT_SCHEME`` (match +1, mismatch -1,
+  gap open -2, gap extend -1). A score is a similarity, so the pipeline converts it
+  like any similarity (paper section 5.2).
+* ``hamming``: the number of differing positions (equal lengths only).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from hlm.errors import DataError
+
+#: StatLog DNA: indicator triplet -> nucleotide
+INDICATOR_CODE = {(1, 0, 0): "A", (0, 1, 0): "C", (0, 0, 1): "G", (0, 0, 0): "T"}
+DNA_ALPHABET = "ACGT"
+#: global alignment scoring (documented in the registry and README); symmetric, so the
+#: score matrix is symmetric and only its upper triangle is computed
+ALIGNMENT_SCHEME = {"mode": "global", "match_score": 1.0, "mismatch_score": -1.0,
+                    "open_gap_score": -2.0, "extend_gap_score": -1.0}
+
+
+def decode_indicators(values, where: str = "indicators") -> list[str]:
+    """Rows of 3L binary indicators -> L-letter DNA strings (StatLog coding, A=100 C=010 G=001 T=000)."""
+    X = np.asarray(values)
+    try:
+        X = X.astype(np.int64)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: indicator columns must hold 0/1 values") from None
+    if X.ndim != 2 or X.shape[1] == 0 or X.shape[1] % 3:
+        raise DataError(f"{where}: expected 3 indicator columns per nucleotide, got {X.shape[-1]} columns")
+    if not np.isin(X, (0, 1)).all():
+        raise DataError(f"{where}: indicator columns must hold 0/1 values")
+    triplets = X.reshape(X.shape[0], -1, 3)
+    bad = triplets.sum(axis=2) > 1
+    if bad.any():
+        r, p = map(int, np.argwhere(bad)[0])
+        raise DataError(f"{where}: object {r}, nucleotide {p + 1}: indicator triplet "
+                        f"{tuple(int(v) for v in triplets[r, p])} codes no nucleotide")
+    letters = np.array(["T", "A", "C", "G"])  # index = 1*a + 2*c + 3*g
+    codes = triplets[:, :, 0] + 2 * triplets[:, :, 1] + 3 * triplets[:, :, 2]
+    return ["".join(row) for row in letters[codes]]
+
+
+def check_sequences(ids, sequences, alphabet: str = DNA_ALPHABET, where: str = "sequences") -> None:
+    """Non-empty sequences over ``alphabet`` with unique ids, else a DataError naming the object."""
+    seen = set()
+    allowed = set(alphabet)
+    for i, s in zip(ids, sequences):
+        if i in seen:
+            raise DataError(f"{where}: duplicate id {i!r}")
+        seen.add(i)
+        if not s:
+            raise DataError(f"{where}: object {i!r} is an empty sequence")
+        unknown = sorted(set(s) - allowed)
+        if unknown:
+            raise DataError(f"{where}: object {i!r} has unknown letter(s) {''.join(unknown)!r} "
+                            f"(alphabet {alphabet})")
+
+
+def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET) -> tuple[list[str], list[str], list[str]]:
+    """(ids, sequences, labels) from a FASTA file.
+
+    Labels: ``>id|label`` headers, or a CSV ``labels_path`` with columns ``id,label``
+    (every FASTA id must be in it). Letters are upper-cased; sequences may span lines.
+    """
+    path = Path(path)
+    ids, seqs, header_labels = [], [], []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    for n, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith(">"):
+            head = line[1:].split()[0] if line[1:].strip() else ""
+            if not head:
+                raise DataError(f"{path}, line {n}: FASTA header without an id")
+            obj, _, label = head.partition("|")
+            ids.append(obj)
+            header_labels.append(label)
+            seqs.append([])
+        elif not ids:
+            raise DataError(f"{path}, line {n}: sequence data before the first '>' header")
+        else:
+            seqs[-1].append(line.upper())
+    if not ids:
+        raise DataError(f"{path}: no FASTA records")
+    sequences = ["".join(parts) for parts in seqs]
+    check_sequences(ids, sequences, alphabet, where=str(path))
+    if labels_path is None:
+        missing = [i for i, lab in zip(ids, header_labels) if not lab]
+        if missing:
+            raise DataError(f"{path}: object {missing[0]!r} has no label (write '>id|label' or give labels_path)")
+        return ids, sequences, header_labels
+    return ids, sequences, _labels_by_id(labels_path, ids)
+
+
+def _labels_by_id(labels_path, ids) -> list[str]:
+    labels_path = Path(labels_path)
+    try:
+        with labels_path.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as exc:
+        raise DataError(f"{labels_path}: cannot read ({exc.strerror})") from None
+    if not rows or not {"id", "label"} <= set(rows[0]):
+        raise DataError(f"{labels_path}: expected a header with columns 'id' and 'label'")
+    by_id = {r["id"]: r["label"] for r in rows}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise DataError(f"{labels_path}: no label for {len(missing)} object(s), first {missing[0]!r}")
+    return [by_id[i] for i in ids]
+
+
+def aligner():
+    from Bio.Align import PairwiseAligner
+
+    return PairwiseAligner(**ALIGNMENT_SCHEME)
+
+
+def alignment_scores(rows: list[str], cols: list[str], *, col_offset: int | None = None, row_offset: int = 0,
+                     symmetric: bool = False) -> np.ndarray:
+    """Global alignment scores of every (row, column) pair (``ALIGNMENT_SCHEME``).
+
+    With ``symmetric=True`` the rows are objects ``row_offset + r`` and the columns
+    ``col_offset + c`` of one symmetric problem: pairs with column < row are left
+    NaN (the lower triangle, filled by symmetry when the blocks are assembled).
+    """
+    a = aligner()
+    out = np.full((len(rows), len(cols)), np.nan)
+    for r, s in enumerate(rows):
+        for c, t in enumerate(cols):
+            if symmetric and (col_offset or 0) + c < row_offset + r:
+                continue
+            out[r, c] = a.score(s, t)
+    return out
+
+
+def hamming(rows: list[str], cols: list[str], where: str = "hamming") -> np.ndarray:
+    """Number of differing positions; all sequences must have one length."""
+    lengths = {len(s) for s in (*rows, *cols)}
+    if len(lengths) != 1:
+        raise DataError(f"{where}: the Hamming distance needs sequences of one length, got lengths "
+                        f"{sorted(lengths)[:5]}")
+    A = np.frombuffer("".join(rows).encode(), dtype=np.uint8).reshape(len(rows), -1)
+    B = np.frombuffer("".join(cols).encode(), dtype=np.uint8).reshape(len(cols), -1)
+    return (A[:, None, :] != B[None, :, :]).sum(axis=2).astype(np.float64)
