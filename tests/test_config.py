@@ -11,7 +11,7 @@ from hlm.methods import METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = load_schema(ROOT / "workflow/schemas/config.schema.yaml")
-DATASETS = {"aural_sonar", "protein", "voting", "sonar", "house_votes"}
+DATASETS = {"aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna"}
 
 
 def _config(**changes):
@@ -48,9 +48,13 @@ def test_bad_config_is_one_line_error(changes, message):
     assert message in text and "\n" not in text and text.startswith("config:")
 
 
-def test_default_config_lists_every_registry_dataset():
+def test_default_and_full_profiles_list_the_registry():
+    """The default run: the paper's shared data sets and GunPoint; config/full.yaml: every entry."""
     registry = yaml.safe_load((ROOT / "config/datasets.yaml").read_text())
-    assert set(_config()["datasets"]) == set(registry) == DATASETS
+    full = yaml.safe_load((ROOT / "config/full.yaml").read_text())
+    assert set(registry) == DATASETS == set(full["datasets"])
+    assert set(_config()["datasets"]) == DATASETS - {"italy_power", "dna"}
+    _check({**_config(), **full})
 
 
 @pytest.mark.parametrize(

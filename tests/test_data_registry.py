@@ -32,9 +32,12 @@ def load_one(tmp_path, **changes):
     return load_registry(write(tmp_path, {"my_data": entry}))
 
 
-def test_project_registry_has_the_five_data_sets():
+def test_project_registry_has_every_data_set():
     reg = load_registry(ROOT / "config" / "datasets.yaml")
-    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes"]
+    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna"]
+    assert (reg["gunpoint"].kind, reg["gunpoint"].distance, reg["gunpoint"].source) == ("series", "dtw", "GunPoint")
+    assert (reg["dna"].kind, reg["dna"].encoding, reg["dna"].distance) == ("sequences", "statlog_indicators",
+                                                                          "alignment")
     for spec in reg.values():
         assert isinstance(spec, DatasetSpec) and spec.description and spec.provenance and spec.licence
     assert reg["voting"].matrix_key == "A" and reg["voting"].labels_key == "C"
@@ -59,7 +62,7 @@ def test_user_example_registry_in_fixtures():
 @pytest.mark.parametrize(
     "changes, needles",
     [
-        ({"format": "xls"}, ["field 'format' must be one of mat, csv, npy, parquet, rda (got 'xls')"]),
+        ({"format": "xls"}, ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta (got 'xls')"]),
         ({"kind": "kernel"}, ["field 'kind' must be one of"]),
         ({"matrx_key": "A"}, ["unknown field 'matrx_key'", "matrix_key"]),
         ({"matrix_key": None}, ["field 'matrix_key' is required with format mat"]),
@@ -69,7 +72,7 @@ def test_user_example_registry_in_fixtures():
         ({"upper_bound": "one"}, ["field 'upper_bound' must be a number (got 'one')"]),
         ({"to_distance": "reciprocal", "upper_bound": 2}, ["field 'upper_bound' is not allowed with to_distance reciprocal"]),
         ({"kind": "distance", "to_distance": "reciprocal"}, ["field 'to_distance' is only allowed with kind similarity"]),
-        ({"label_column": "Class"}, ["field 'label_column' is only allowed with kind vectors/categorical"]),
+        ({"label_column": "Class"}, ["field 'label_column' is not allowed with kind similarity/distance"]),
         ({"labels_path": "y.csv"}, ["field 'labels_path' is not allowed with format mat"]),
         ({"na_value": "x"}, ["field 'na_value' is only allowed with kind categorical"]),
         ({"sha256": "abc"}, ["field 'sha256' must be 64 lowercase hex digits"]),
@@ -86,8 +89,8 @@ def test_schema_errors_are_one_line_config_errors(tmp_path, changes, needles):
     "entry, needle",
     [
         ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class"}, "field 'distance' is required with kind vectors/categorical"),
-        ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "vdm"}, "field 'distance' must be one of euclidean with kind vectors (got 'vdm')"),
-        ({"path": "x.rda", "format": "rda", "kind": "similarity"}, "field 'kind' must be one of vectors, categorical with format rda"),
+        ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "vdm"}, "field 'distance' must be one of euclidean, cityblock, cosine with kind vectors (got 'vdm')"),
+        ({"path": "x.rda", "format": "rda", "kind": "similarity"}, "field 'kind' must be one of vectors, categorical, sequences with format rda"),
         ({"path": "x.npy", "format": "npy", "kind": "distance"}, "field 'labels_path' is required with format npy"),
         ({"path": "x.csv", "format": "csv", "kind": "distance"}, "field 'labels_path' is required with format csv"),
         ({"path": "x.csv", "format": "csv", "kind": "distance", "labels_path": "y", "object": "o"}, "field 'object' is only allowed with format rda"),

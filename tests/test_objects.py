@@ -135,3 +135,38 @@ def test_assemble_checks_coverage():
     b = compute_block([np.zeros(2), np.ones(2), np.full(2, 2.0)], "euclidean", 0, 2)
     with pytest.raises(DataError, match="row 2 is covered by 0 blocks"):
         assemble([(0, 2, b)], 3)
+
+
+# ---------------------------------------------------------------- bring your own objects (README examples)
+@pytest.mark.parametrize("name, kind, conversion", [
+    ("tiny_series", "series", "identity"), ("tiny_sequences", "sequences", "bound_minus"),
+    ("tiny_vectors", "vectors", "cityblock"),
+])
+def test_user_entries_in_tests_data(name, kind, conversion):
+    from hlm.cli import objects_artifact
+    from hlm.data.prepare import prepare_dataset
+    from hlm.data.registry import load_registry
+
+    root = Path(__file__).parent / "data"
+    spec = load_registry(root / "tiny_registry.yaml")[name]
+    art = objects_artifact(spec, root) if kind != "vectors" else prepare_dataset(spec, root)
+    assert art.conversion.startswith(conversion) or art.metadata.get("to_distance") == conversion
+    assert art.distances.shape[0] == art.distances.shape[1] and np.allclose(art.distances, art.distances.T)
+    if name == "tiny_vectors":  # |1 - 0| + 0 and |3 - 0| + |4 - 0|
+        assert art.distances[0, 1] == 1 and art.distances[0, 2] == 7
+    if name == "tiny_sequences":  # 27-mers: self-score 27, d = 27 - score, native similarity kept
+        assert art.similarities[0, 0] == 27 and art.distances[0, 1] == 27 - art.similarities[0, 1]
+    if name == "tiny_series":  # the two classes separate: each object's nearest neighbour shares its label
+        D = art.distances + np.diag(np.full(art.n, np.inf))
+        assert (art.labels[D.argmin(axis=1)] == art.labels).mean() >= 0.9
+
+
+def test_hlm_check_names_the_bad_object(tmp_path, capsys):
+    from hlm.cli import main
+
+    (tmp_path / "bad.fa").write_text(">a|x\nACGT\n>b|y\nACXT\n")
+    (tmp_path / "reg.yaml").write_text("bad:\n  path: bad.fa\n  format: fasta\n  kind: sequences\n"
+                                       "  distance: hamming\n")
+    assert main(["check", "bad", "--registry", str(tmp_path / "reg.yaml"), "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.fa" in err and "object 'b' has unknown letter(s) 'X'" in err

@@ -78,18 +78,20 @@ def test_lint_is_clean():
 def test_dry_run_of_default_config(project):
     proc = snakemake(project, "--dry-run")
     counts = job_counts(proc.stdout)
-    assert counts["preprocess"] == 5 and counts["splits"] == 5
+    # five matrices, and GunPoint's series: objects, then (until the checkpoint has run) its distances
+    assert counts["preprocess"] == 5 and counts["splits"] == 6 and counts["objects"] == 1
+    assert counts["distances_from_blocks"] == 1
     for method in ("knn", "kernel_hlm", "hlm_vsh", "hlm_gknn", "hlm_agg", "hlm_kernel_vsh", "affinity_knn",
                    "kri_knn", "krr_knn", "local_sda", "svm_kernel_clip", "svm_features_linear",
                    "svm_features_rbf", "svm_knn", "psvm"):
-        assert counts[method] == 5
+        assert counts[method] == 6
     # SVMs on raw vectors: Sonar is the only data set of kind: vectors; the others are skipped, with a message
     assert counts["svm_vector_linear"] == 1 and counts["svm_vector_rbf"] == 1
-    assert ("hlm: skipping method(s) svm_vector_linear, svm_vector_rbf on data set(s) aural_sonar, house_votes, "
-            "protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
+    assert ("hlm: skipping method(s) svm_vector_linear, svm_vector_rbf on data set(s) aural_sonar, gunpoint, "
+            "house_votes, protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
     for scheme in ("scheme_i", "scheme_ii", "retrain"):
-        assert counts[f"incremental_{scheme}"] == 5
+        assert counts[f"incremental_{scheme}"] == 6
     assert counts["incremental_report"] == 1
 
 
@@ -246,3 +248,32 @@ def test_bad_matrix_is_one_line_error(project):
     assert len(lines) == 1 and "dataset 'bad'" in lines[0] and "not square" in lines[0]
     assert "Traceback" not in proc.stdout + proc.stderr
     assert not (project / "results/distances/bad.parquet").exists()
+
+
+def test_distance_stage_in_blocks_resumes(project):
+    """GunPoint under DTW in row blocks of 64: 4 cached block jobs, the upper triangle only, the
+    assembled matrix equals a direct computation, and a lost block is the only one recomputed."""
+    from hlm.objects.series import dtw, load_aeon
+
+    proc = snakemake(project, "--config", "distance_block_size=64", "--", "results/distances/gunpoint.parquet")
+    blocks = sorted((project / "results/blocks/gunpoint").glob("rows-*.parquet"))
+    assert [b.name for b in blocks] == ["rows-0-64.parquet", "rows-128-192.parquet", "rows-192-200.parquet",
+                                        "rows-64-128.parquet"]
+    log = (project / "logs/blocks/gunpoint/rows-64-128.log").read_text()
+    assert "gunpoint: block 2 of 4 (rows 64-127, " in log
+    art = read_distances(project / "results/distances/gunpoint.parquet")
+    assert art.distances.shape == (200, 200) and art.metadata["to_distance"] == "identity"
+    _, series, labels = load_aeon("GunPoint")
+    pick = [0, 5, 70, 130, 199]
+    np.testing.assert_allclose(art.distances[np.ix_(pick, pick)], dtw([series[i] for i in pick],
+                                                                      [series[i] for i in pick]), atol=1e-9)
+    assert list(art.labels[:3]) == labels[:3]
+    before = {b.name: b.stat().st_mtime_ns for b in blocks}
+    # an interrupted run: one block and the assembled matrix are missing
+    (project / "results/blocks/gunpoint/rows-64-128.parquet").unlink()
+    (project / "results/distances/gunpoint.parquet").unlink()
+    snakemake(project, "--config", "distance_block_size=64", "--", "results/distances/gunpoint.parquet")
+    after = {b.name: b.stat().st_mtime_ns for b in (project / "results/blocks/gunpoint").glob("rows-*.parquet")}
+    assert set(after) == set(before)
+    recomputed = sorted(name for name in after if after[name] != before[name])
+    assert recomputed == ["rows-64-128.parquet"]  # the finished blocks were kept

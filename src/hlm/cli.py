@@ -25,7 +25,10 @@ def _check(args) -> None:
     spec = get_spec(load_registry(args.registry, names=[args.dataset]), args.dataset)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        artifact = prepare_dataset(spec, args.root)
+        if spec.kind in ("series", "sequences"):
+            artifact = objects_artifact(spec, args.root)
+        else:
+            artifact = prepare_dataset(spec, args.root)
     classes, counts = np.unique(artifact.labels, return_counts=True)
     meta = artifact.metadata
     print(f"{spec.name}: {artifact.n} objects, {len(classes)} classes "
@@ -37,6 +40,18 @@ def _check(args) -> None:
           f"max {offdiag.max():.4g}; zeros: {int((offdiag == 0).sum())}")
     for w in caught:
         print(f"  warning: {w.message}")
+
+
+def objects_artifact(spec, root):
+    """Raw objects -> distances in one process (the pipeline does it in cached row blocks)."""
+    from hlm.objects.blocks import assemble, block_ranges, compute_block
+    from hlm.objects.load import artifact_from_matrix, load_objects
+
+    ids, objs, labels, meta = load_objects(spec, root)
+    options = {"window": spec.window} if spec.window is not None else {}
+    blocks = [(i0, i1, compute_block(objs, spec.distance, i0, i1, options))
+              for i0, i1 in block_ranges(len(objs), spec.block_size or 500)]
+    return artifact_from_matrix(spec, ids, labels, assemble(blocks, len(objs)), meta)
 
 
 def main(argv: list[str] | None = None) -> int:

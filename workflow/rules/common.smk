@@ -92,6 +92,38 @@ def dataset_raw_files(wildcards):
     return [p for p in (spec.path, spec.labels_path) if p]
 
 
+# Data sets of raw objects (kind series / sequences): their distances come from row blocks.
+OBJECT_KINDS = ("series", "sequences")
+OBJECT_DATASETS = [d for d in REGISTRY if REGISTRY[d].kind in OBJECT_KINDS]
+MATRIX_DATASETS = [d for d in REGISTRY if d not in OBJECT_DATASETS]
+
+
+def names_regex(names):
+    """A wildcard constraint matching exactly these names (nothing if there are none)."""
+    return "|".join(sorted(names)) if names else "(?!x)x"
+
+
+def block_size(dataset):
+    return REGISTRY[dataset].block_size or config.get("distance_block_size", 500)
+
+
+def distance_options(dataset):
+    spec = REGISTRY[dataset]
+    return {"window": spec.window} if spec.window is not None else {}
+
+
+def distance_blocks(wildcards):
+    """The block files of one data set: N is known once the objects checkpoint has run."""
+    import pandas as pd
+
+    objects = checkpoints.objects.get(dataset=wildcards.dataset).output[0]
+    n = len(pd.read_parquet(objects, columns=["id"]))
+    from hlm.objects.blocks import block_ranges
+
+    return [f"results/blocks/{wildcards.dataset}/rows-{i0}-{i1}.parquet"
+            for i0, i1 in block_ranges(n, block_size(wildcards.dataset))]
+
+
 def evaluation_files(methods=None):
     methods = methods or RUN_METHODS
     return [f"results/evaluation/{d}/{m}.parquet" for d, m in PAIRS if m in methods]

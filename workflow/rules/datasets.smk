@@ -2,6 +2,8 @@
 
 
 rule preprocess:
+    wildcard_constraints:
+        dataset=names_regex(MATRIX_DATASETS),
     input:
         raw=dataset_raw_files,
         code=src(
@@ -24,3 +26,68 @@ rule preprocess:
         "../../envs/hlm.yaml"
     script:
         "../scripts/preprocess.py"
+
+
+# Raw objects (kind series / sequences; issue 6): objects -> row blocks of the
+# upper triangle (one cached job each, so an interrupted run resumes from the
+# finished blocks; `distance_block_size` in config) -> assembled distances.
+
+
+checkpoint objects:
+    wildcard_constraints:
+        dataset=names_regex(OBJECT_DATASETS),
+    input:
+        raw=dataset_raw_files,
+        code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "data/registry.py",
+                 "stages/data.py"),
+    output:
+        "results/objects/{dataset}.parquet",
+    params:
+        entry=dataset_entry,
+    log:
+        "logs/objects/{dataset}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/objects.py"
+
+
+rule distance_block:
+    wildcard_constraints:
+        dataset=names_regex(OBJECT_DATASETS),
+        i0=r"\d+",
+        i1=r"\d+",
+    input:
+        objects="results/objects/{dataset}.parquet",
+        code=src("objects/blocks.py", "objects/series.py", "objects/sequences.py", "stages/data.py"),
+    output:
+        "results/blocks/{dataset}/rows-{i0}-{i1}.parquet",
+    params:
+        distance=lambda wc: REGISTRY[wc.dataset].distance,
+        options=lambda wc: distance_options(wc.dataset),
+        block_size=lambda wc: block_size(wc.dataset),
+    log:
+        "logs/blocks/{dataset}/rows-{i0}-{i1}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/distance_block.py"
+
+
+rule distances_from_blocks:
+    wildcard_constraints:
+        dataset=names_regex(OBJECT_DATASETS),
+    input:
+        objects="results/objects/{dataset}.parquet",
+        blocks=distance_blocks,
+        code=src("objects/blocks.py", "objects/load.py", "data/conversions.py", "stages/data.py"),
+    output:
+        "results/distances/{dataset}.parquet",
+    params:
+        entry=dataset_entry,
+    log:
+        "logs/preprocess/{dataset}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/distances_from_blocks.py"

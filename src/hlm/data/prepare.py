@@ -168,7 +168,12 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
         meta["distance"] = spec.distance
         if spec.kind == "vectors":
             X = _vectors(frame, w)
-            D = euclidean(X)
+            if spec.distance == "euclidean":
+                D = euclidean(X)
+            else:  # cityblock, cosine
+                from scipy.spatial.distance import cdist
+
+                D = cdist(X, X, metric=spec.distance)
             native = {"vectors": X}
         else:
             D = value_difference_metric(_categories(frame, spec.na_value, w), labels, q=VDM_Q)

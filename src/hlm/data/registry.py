@@ -28,9 +28,9 @@ class DatasetSpec:
     """One validated registry entry (field meanings: config/datasets.yaml)."""
 
     name: str
-    path: str
     format: str
     kind: str
+    path: str | None = None
     description: str = ""
     provenance: str = ""
     licence: str = ""
@@ -44,11 +44,15 @@ class DatasetSpec:
     label_column: str | None = None
     na_value: str | None = None
     sha256: str | None = None
+    source: str | None = None
+    window: float | None = None
+    encoding: str | None = None
+    block_size: int | None = None
 
     @property
     def where(self) -> str:
         """Prefix for error messages: ``dataset 'x' (data/raw/x.mat)``."""
-        return f"dataset '{self.name}' ({self.path})"
+        return f"dataset '{self.name}' ({self.path or self.source})"
 
 
 SPEC_FIELDS = tuple(f.name for f in fields(DatasetSpec) if f.name != "name")

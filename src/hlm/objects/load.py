@@ -1,0 +1,99 @@
+"""Registry entries of raw objects (kind series / sequences) -> objects table -> distance artifact.
+
+``load_objects`` reads the objects of one entry (aeon UCR set, CSV of series,
+FASTA, StatLog DNA indicators in an R data file); ``write_objects`` /
+``read_objects`` store them as ``results/objects/{dataset}.parquet`` (columns
+``id``, ``label``, ``object``: a list of floats or a string); ``artifact_from_matrix``
+turns the assembled block matrix into the usual distance artifact (an alignment
+score is a similarity: converted by the data set's ``to_distance``, paper
+section 5.2, and kept as the native similarity).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hlm.data.artifacts import DistanceArtifact, write_frame
+from hlm.data.conversions import similarity_to_distance, symmetrize
+from hlm.data.registry import DatasetSpec
+from hlm.data.validation import check_labels, check_matrix
+from hlm.errors import DataError
+from hlm.objects.blocks import SIMILARITIES
+
+
+def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], list, list[str], dict]:
+    """(ids, objects, labels, metadata) of a series or sequences entry, checked."""
+    from hlm.data.prepare import file_sha256
+    from hlm.objects import sequences, series
+
+    root = Path(root)
+    w = spec.where
+    meta = {"dataset": spec.name, "format": spec.format, "kind": spec.kind, "distance": spec.distance}
+    if spec.format == "aeon":
+        ids, objects, labels = series.load_aeon(spec.source)
+        meta["source"] = f"aeon.datasets ({spec.source}, train + test)"
+    else:
+        src = root / spec.path
+        meta.update(source=spec.path, sha256=file_sha256(src, w))
+        if spec.sha256 and meta["sha256"] != spec.sha256:
+            raise DataError(f"{w}: SHA-256 {meta['sha256'][:12]}... does not match field 'sha256'")
+        if spec.kind == "series":
+            ids, objects, labels = series.read_series_csv(src)
+        elif spec.format == "fasta":
+            labels_path = root / spec.labels_path if spec.labels_path else None
+            ids, objects, labels = sequences.read_fasta(src, labels_path)
+        else:  # rda with StatLog indicator columns
+            from hlm.data.readers import labels_to_str, read_rda
+
+            frame = read_rda(src, object=spec.object, where=w)
+            if spec.label_column not in frame.columns:
+                raise DataError(f"{w}: label column '{spec.label_column}' not found")
+            labels = list(labels_to_str(frame.pop(spec.label_column).to_numpy(dtype=object)))
+            objects = sequences.decode_indicators(frame.astype(int).to_numpy(), where=w)
+            ids = [str(i) for i in frame.index]
+            sequences.check_sequences(ids, objects, where=w)
+    if spec.kind == "series":
+        series.check_series(ids, objects, where=w)
+    if spec.distance == "hamming":
+        lengths = {len(s) for s in objects}
+        if len(lengths) > 1:
+            raise DataError(f"{w}: the Hamming distance needs sequences of one length, got {sorted(lengths)[:5]}")
+    labels = check_labels(np.asarray(labels, dtype=object), len(ids), name=spec.name, path=spec.path or spec.source,
+                          ids=np.asarray(ids, dtype=object))
+    return list(ids), list(objects), list(labels), meta
+
+
+def write_objects(ids, objects, labels, path, metadata: dict) -> None:
+    column = [np.asarray(o, dtype=np.float64).tolist() if not isinstance(o, str) else o for o in objects]
+    write_frame(pd.DataFrame({"id": ids, "label": labels, "object": column}), path, metadata=metadata)
+
+
+def read_objects(path) -> tuple[list[str], list, list[str]]:
+    frame = pd.read_parquet(path)
+    objects = [o if isinstance(o, str) else np.asarray(o, dtype=np.float64) for o in frame["object"]]
+    return frame["id"].astype(str).tolist(), objects, frame["label"].astype(str).tolist()
+
+
+def artifact_from_matrix(spec: DatasetSpec, ids, labels, M: np.ndarray, meta: dict) -> DistanceArtifact:
+    """The distance artifact from the assembled matrix (similarities converted, paper section 5.2)."""
+    meta = {**meta, "to_distance": None, "upper_bound": None, "symmetrized": False}
+    native = {}
+    name, path = spec.name, spec.path or spec.source
+    if spec.distance in SIMILARITIES:
+        M = check_matrix(M, name=name, path=path, kind="similarity")
+        D, info = similarity_to_distance(M, spec.to_distance or "auto", spec.upper_bound, where=spec.where)
+        meta.update(info)
+        native = {"similarities": M}
+    else:
+        D = M
+        meta["to_distance"] = "identity"
+    D, meta["symmetrized"] = symmetrize(D)
+    D = check_matrix(D, name=name, path=path, kind="distance")
+    labels = np.asarray(labels, dtype=object)
+    meta["class_counts"] = dict(sorted(Counter(labels.tolist()).items()))
+    meta["native"] = sorted(native)
+    return DistanceArtifact(ids=np.asarray(ids, dtype=object), labels=labels, distances=D, metadata=meta, **native)

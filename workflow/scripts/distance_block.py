@@ -1,0 +1,12 @@
+"""One row block of a data set's distances (logic: hlm.stages.data)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
+from hlm.jobs import run  # noqa: E402
+from hlm.stages.data import distance_block  # noqa: E402
+
+sm = snakemake  # noqa: F821
+run(lambda: distance_block(sm.input.objects, sm.output[0], dataset=sm.wildcards.dataset,
+                           distance=sm.params.distance, options=dict(sm.params.options), i0=int(sm.wildcards.i0),
+                           i1=int(sm.wildcards.i1), block_size=int(sm.params.block_size)), sm.log[0])
