@@ -110,3 +110,25 @@ def test_cv_errors_use_the_path(aural):
 
     np.testing.assert_array_equal(cv_errors(SVMKNN(), S_fit, y_fit, grid, folds),
                                   cv_errors(NoPath(), S_fit, y_fit, grid, folds))
+
+
+def test_knn_grid_point_without_k_keeps_the_estimators_own():
+    rng = np.random.default_rng(0)
+    D = np.abs(rng.normal(size=(30, 30)))
+    D = (D + D.T) / 2
+    np.fill_diagonal(D, 0)
+    y = np.repeat([0, 1], 15)
+    grid = [{"n_neighbors": 9}, {}]
+    fast = KNNClassifier(1).predict_grid(D[:20, :20], y[:20], D[20:, :20], grid)
+    slow = predict_each(KNNClassifier(1), D[:20, :20], y[:20], D[20:, :20], grid)
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_one_class_fold_scores_infinity_instead_of_stopping_the_cv(aural):
+    """The SVM grid path raises on a one-class fit set; the CV falls back to per-point fits."""
+    S_fit, y_fit, _, _ = aural
+    folds = [(np.flatnonzero(y_fit == y_fit[0])[:20], np.arange(5))]  # a fit set of one class
+    grid = [{"C": 1.0}, {"C": 10.0}]
+    errors = cv_errors(SVMSimilarityKernel(), S_fit, y_fit, grid, folds)
+    assert np.isinf(errors).all()

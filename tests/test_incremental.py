@@ -121,7 +121,7 @@ def test_scheme_i_single_round_equals_eq3_on_its_clusters():
 
 # ---------------------------------------------------------------- Scheme II
 def test_scheme_ii_weights_and_sample_sizes():
-    assert sample_weight(4, 4) == 1.0 and sample_weight(2, 4) == 1.0
+    assert sample_weight(4, 4) == 1.0 and sample_weight(2, 4) == 1.0 and sample_weight(5, 4) > 1.0
     assert sample_weight(9, 4) == pytest.approx(np.sqrt(10 / 5))
     ids, y, dist, _, _ = stream(seed=4)
     learner = SchemeII(n_init=3)
@@ -129,16 +129,16 @@ def test_scheme_ii_weights_and_sample_sizes():
     learner.partial_fit(ids[parts[0]], y[parts[0]], dist)
     rng = np.random.default_rng(0)
     for c in range(len(learner.prototype_ids_)):
-        size = int((learner.assignment_ == c).sum())
+        size = int((learner.assignment_ == c).sum()) - 1  # |I_j|: besides the prototype
         pos, w = learner.draw_sample(rng, c)
         if size > learner.v:
             assert pos.size == learner.v + 1  # v points plus the prototype
             assert learner.seen_ids_[pos[0]] == learner.prototype_ids_[c]
             np.testing.assert_allclose(w, np.sqrt((size + 1) / (learner.v + 1)))
         else:
-            assert pos.size == size and (w == 1).all()
+            assert pos.size == size + 1 and (w == 1).all()
         assert (learner.assignment_[pos] == c).all() and len(set(pos)) == pos.size
-    expected = sum(min(int((learner.assignment_ == c).sum()), learner.v + 1)
+    expected = sum(min(int((learner.assignment_ == c).sum()), learner.v + 1)  # v + prototype, or all
                    for c in range(len(learner.prototype_ids_)))
     learner.partial_fit(ids[parts[1]], y[parts[1]], dist)
     pos, w = learner.last_sample_["positions"], learner.last_sample_["weights"]

@@ -128,7 +128,7 @@ def test_blocks_compute_only_the_upper_triangle(monkeypatch):
     objects = list(np.random.default_rng(3).normal(size=(40, 2)))
     for i0, i1 in block_ranges(40, 10):
         blocks.compute_block(objects, "euclidean", i0, i1)
-    assert sum(pairs) == 10 * (40 + 30 + 20 + 10) < 40 * 40
+    assert sum(pairs) == 40 * 41 // 2  # exactly the upper triangle, diagonal included
 
 
 def test_assemble_checks_coverage():
@@ -170,3 +170,10 @@ def test_hlm_check_names_the_bad_object(tmp_path, capsys):
     assert main(["check", "bad", "--registry", str(tmp_path / "reg.yaml"), "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "bad.fa" in err and "object 'b' has unknown letter(s) 'X'" in err
+
+
+def test_series_csv_rejects_a_gap_inside_a_series(tmp_path):
+    csv = tmp_path / "gap.csv"
+    csv.write_text("id,label,v1,v2,v3\na,x,1,,3\n")
+    with pytest.raises(DataError, match="line 2: object 'a' has an empty value inside the series"):
+        read_series_csv(csv)

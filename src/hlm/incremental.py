@@ -9,8 +9,8 @@ Three learners with the same API, all clustering by VSH:
   u~ = u~_1^(N_1/N) (prod_new u_i)^(1/N). Nothing else of the past is kept but
   the prototypes' identities, which prediction needs.
 * :class:`SchemeII` (section 4.2): from each existing cluster, v points plus its
-  prototype are sampled (all of it if |I_j| <= v) with weight
-  sqrt((|I_j| + 1) / (v + 1)) (1 if |I_j| <= v); new points weigh 1; weighted VSH
+  prototype are sampled (all of it if |I_j| <= v; |I_j| counts the cluster's
+  points besides its prototype) with weight sqrt((|I_j| + 1) / (v + 1)) (1 if |I_j| <= v); new points weigh 1; weighted VSH
   on R = H D clusters the sample and the new batch into 2 more components per
   class than the previous round; the unsampled past points are reassigned to
   their nearest new prototype and eq. 3 is applied to all data
@@ -268,8 +268,11 @@ class SchemeII(_Incremental):
 
     Keeps the ids and labels of everything seen and each one's current cluster (the
     sampling and the reassignment need them). ``v`` points are sampled per past
-    cluster; ``estimate`` is "eq3" (all data, after reassignment; the paper's
-    default) or "eq4" (the weighted sample and the new batch only, cheaper).
+    cluster; ``estimate`` is "eq3" (the Gamma statistics of all data, after
+    reassignment; the paper's default) or "eq4" (of the weighted sample and the new
+    batch only: fewer squared distances to accumulate; the reassignment is still
+    done, as the next round samples from the clusters). Mixing weights are the
+    cluster sizes after reassignment in both cases.
     ``n_components`` is the initial number per class; each round adds ``step``.
     """
 
@@ -296,10 +299,10 @@ class SchemeII(_Incremental):
         """(positions in ``seen_ids_``, weights) sampled from one past cluster (section 4.2)."""
         members = np.flatnonzero(self.assignment_ == component)
         proto = np.flatnonzero(self.seen_ids_ == self.prototype_ids_[component])
-        size = members.size
-        if size <= self.v:
-            return members, np.ones(size)
         others = np.setdiff1d(members, proto)
+        size = others.size  # |I_j|: the cluster's points besides its prototype (as in eq. 3)
+        if size <= self.v:
+            return members, np.ones(members.size)
         picked = rng.choice(others, size=self.v, replace=False)
         chosen = np.concatenate([proto, np.sort(picked)])
         return chosen, np.full(chosen.size, sample_weight(size, self.v))
@@ -346,12 +349,11 @@ class SchemeII(_Incremental):
             D_all[rows] = np.maximum(D[np.arange(rows.size), near], 0.0)
         self.seen_ids_, self.seen_class_, self.assignment_ = all_ids, all_class, assignment
         self.prototype_ids_, self.component_class_ = new_protos, new_class
-        sizes = np.bincount(assignment, minlength=new_protos.size).astype(float)
+        sizes = np.bincount(assignment, minlength=new_protos.size).astype(float)  # mixing weights: all data
         if self.estimate == "eq3":
             members, weights = np.arange(all_ids.size), np.ones(all_ids.size)
-        else:  # eq. 4 on the weighted sample and the new batch
+        else:  # eq. 4: the Gamma statistics from the weighted sample and the new batch only
             members, weights = self.last_sample_["positions"], self.last_sample_["weights"]
-            sizes = np.bincount(assignment[members], weights, minlength=new_protos.size)
         self._set(new_protos, new_class, sizes, self._stats(members, weights, assignment, D_all, new_protos.size))
         return self
 

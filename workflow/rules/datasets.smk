@@ -39,6 +39,7 @@ checkpoint objects:
     input:
         raw=dataset_raw_files,
         code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "data/registry.py",
+                 "data/readers.py", "data/validation.py", "data/prepare.py", "data/artifacts.py",
                  "stages/data.py"),
     output:
         "results/objects/{dataset}.parquet",
@@ -59,7 +60,8 @@ rule distance_block:
         i1=r"\d+",
     input:
         objects="results/objects/{dataset}.parquet",
-        code=src("objects/blocks.py", "objects/series.py", "objects/sequences.py", "stages/data.py"),
+        code=src("objects/blocks.py", "objects/series.py", "objects/sequences.py", "objects/load.py",
+                 "data/artifacts.py", "stages/data.py"),
     output:
         "results/blocks/{dataset}/rows-{i0}-{i1}.parquet",
     params:
@@ -80,7 +82,8 @@ rule distances_from_blocks:
     input:
         objects="results/objects/{dataset}.parquet",
         blocks=distance_blocks,
-        code=src("objects/blocks.py", "objects/load.py", "data/conversions.py", "stages/data.py"),
+        code=src("objects/blocks.py", "objects/load.py", "data/conversions.py", "data/validation.py",
+                 "data/artifacts.py", "stages/data.py"),
     output:
         "results/distances/{dataset}.parquet",
     params:

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.utils import get_tags
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from hlm.errors import HLMError
 from hlm.models._grid import predict_each
 
 
@@ -83,9 +84,13 @@ def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
     path = getattr(estimator, "predict_grid", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
+        predictions = None
         if path is not None:
-            predictions = path(D_fit, y[fit], D_val, grid)
-        else:
+            try:
+                predictions = path(D_fit, y[fit], D_val, grid)
+            except HLMError:  # e.g. a one-class fold: score per point, None where a fit fails
+                predictions = None
+        if predictions is None:
             predictions = predict_each(estimator, D_fit, y[fit], D_val, grid)
     return np.array([np.inf if p is None else np.mean(p != y[val]) for p in predictions], dtype=np.float64)
 

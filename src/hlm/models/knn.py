@@ -49,7 +49,7 @@ class KNNClassifier(PrecomputedClassifier):
         order = np.argsort(D, axis=1, kind="stable")
         out = []
         for p in grid:
-            model.set_params(**p)._validate_params()
+            model.set_params(n_neighbors=p.get("n_neighbors", self.n_neighbors))._validate_params()
             votes, nb_labels = model._votes(D, order[:, : min(int(model.n_neighbors), D.shape[1])])
             out.append(model.classes_[break_vote_ties(votes, model.class_prior_, nb_labels)])
         return out

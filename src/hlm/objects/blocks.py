@@ -60,9 +60,10 @@ def compute_block(objects: list, distance: str, i0: int, i1: int, options: dict 
     if not 0 <= i0 < i1 <= n:
         raise DataError(f"block rows {i0}..{i1} out of range for {n} objects")
     out = np.full((i1 - i0, n), np.nan)
-    out[:, i0:] = pairwise(objects[i0:i1], objects[i0:], distance, options)
-    r = np.arange(i1 - i0)[:, None]
-    out[:, i0:i1][np.arange(i1 - i0)[None, :] < r] = np.nan  # strictly below the diagonal: by symmetry
+    if i1 < n:  # the rectangle right of the block's diagonal square
+        out[:, i1:] = pairwise(objects[i0:i1], objects[i1:], distance, options)
+    for r in range(i0, i1):  # the square's upper triangle, row by row (the rest follows by symmetry)
+        out[r - i0, r:i1] = pairwise(objects[r:r + 1], objects[r:i1], distance, options)[0]
     return out
 
 

@@ -58,7 +58,11 @@ def read_series_csv(path, id_column: str = "id", label_column: str = "label"):
         if not row:
             continue
         obj = row[0]
-        values = [v for v in row[2:] if v.strip() != ""]
+        values = list(row[2:])
+        while values and values[-1].strip() == "":  # shorter series: trailing empty cells
+            values.pop()
+        if any(v.strip() == "" for v in values):
+            raise DataError(f"{path}, line {n}: object {obj!r} has an empty value inside the series")
         try:
             x = np.array(values, dtype=np.float64)
         except ValueError:
