@@ -284,19 +284,7 @@ def _newton_phase(Q, c, alpha, C, eps, rtol, tol_abs):  # pragma: no cover - com
                     acc += Q[i, j] * alpha[j]
             rhs[a] = -acc
         d = _cholesky_solve(L, r, rhs)
-        t = 1.0
-        stop = -1
-        landing = 0.0
-        for a in range(r):
-            v = alpha[W[a]]
-            if v * d[a] < 0.0:
-                lim, land = -v / d[a], 0.0
-            elif v * d[a] > 0.0:
-                lim, land = (C - abs(v)) / abs(d[a]), (C if v > 0.0 else -C)
-            else:
-                continue
-            if lim < t:
-                t, stop, landing = lim, a, land
+        t, stop, landing = _ratio_test(alpha, W, d, r, C, 1.0)
         for a in range(r):
             i = W[a]
             v = alpha[i] + t * d[a]
@@ -316,6 +304,24 @@ def _newton_phase(Q, c, alpha, C, eps, rtol, tol_abs):  # pragma: no cover - com
                     W[b] = W[b + 1]
                 r -= 1
     return cuts
+
+
+@njit(cache=True)
+def _ratio_test(alpha, idx, d, n, C, t_max):  # pragma: no cover - compiled
+    """Longest step t <= t_max along d (over coordinates idx[:n]) keeping every one of them in
+    [0, C] or [-C, 0] (no sign crossing). Returns (t, position that blocks or -1, its landing value)."""
+    t, stop, landing = t_max, -1, 0.0
+    for a in range(n):
+        v = alpha[idx[a]]
+        if v * d[a] < 0.0:
+            lim, land = -v / d[a], 0.0
+        elif v * d[a] > 0.0:
+            lim, land = (C - abs(v)) / abs(d[a]), (C if v > 0.0 else -C)
+        else:
+            continue
+        if lim < t:
+            t, stop, landing = lim, a, land
+    return t, stop, landing
 
 
 @njit(cache=True)
@@ -345,17 +351,7 @@ def _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, dependent):  # pragm
     for a in range(r):
         idx[a], d[a] = W[a], -sigma * beta[a]
     idx[r], d[r] = j, sigma
-    t, stop, landing = np.inf, -1, 0.0
-    for a in range(r + 1):
-        v = alpha[idx[a]]
-        if v * d[a] < 0.0:
-            lim, land = -v / d[a], 0.0
-        elif v * d[a] > 0.0:
-            lim, land = (C - abs(v)) / abs(d[a]), (C if v > 0.0 else -C)
-        else:
-            continue
-        if lim < t:
-            t, stop, landing = lim, a, land
+    t, stop, landing = _ratio_test(alpha, idx, d, r + 1, C, np.inf)
     if stop < 0:  # unbounded linear descent cannot happen in a box; be safe
         return 0
     for a in range(r + 1):
