@@ -38,7 +38,7 @@ checkpoint objects:
         dataset=names_regex(OBJECT_DATASETS),
     input:
         raw=dataset_raw_files,
-        code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "data/registry.py",
+        code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "objects/_files.py", "data/registry.py",
                  "data/readers.py", "data/validation.py", "data/prepare.py", "data/artifacts.py",
                  "stages/data.py"),
     output:

@@ -14,12 +14,12 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from hlm.errors import DataError
+from hlm.objects._files import csv_rows, read_text
 
 #: StatLog DNA: indicator triplet -> nucleotide
 INDICATOR_CODE = {(1, 0, 0): "A", (0, 1, 0): "C", (0, 0, 1): "G", (0, 0, 0): "T"}
@@ -76,10 +76,7 @@ def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET) -> tuple[li
     """
     path = Path(path)
     ids, seqs, header_labels = [], [], []
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    lines = read_text(path).splitlines()
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
@@ -110,13 +107,10 @@ def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET) -> tuple[li
 
 def _labels_by_id(labels_path, ids) -> list[str]:
     labels_path = Path(labels_path)
-    try:
-        with labels_path.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise DataError(f"{labels_path}: cannot read ({exc.strerror})") from None
-    if not rows or not {"id", "label"} <= set(rows[0]):
+    table = csv_rows(labels_path)
+    if not table or not {"id", "label"} <= set(table[0]):
         raise DataError(f"{labels_path}: expected a header with columns 'id' and 'label'")
+    rows = [dict(zip(table[0], row)) for row in table[1:] if row]
     by_id = {r["id"]: r["label"] for r in rows}
     missing = [i for i in ids if i not in by_id]
     if missing:

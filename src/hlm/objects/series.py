@@ -43,14 +43,10 @@ def read_series_csv(path, id_column: str = "id", label_column: str = "label"):
     Rows may have different lengths (trailing empty cells); empty series, non-numeric
     or non-finite values and duplicate ids are errors naming the row.
     """
-    import csv
+    from hlm.objects._files import csv_rows
 
     path = Path(path)
-    try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    rows = csv_rows(path)
     if not rows or rows[0][:2] != [id_column, label_column]:
         raise DataError(f"{path}: the header must start with '{id_column},{label_column}' then the values")
     ids, series, labels = [], [], []
