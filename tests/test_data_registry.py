@@ -62,7 +62,7 @@ def test_user_example_registry_in_fixtures():
 @pytest.mark.parametrize(
     "changes, needles",
     [
-        ({"format": "xls"}, ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta (got 'xls')"]),
+        ({"format": "xls"}, ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder (got 'xls')"]),
         ({"kind": "kernel"}, ["field 'kind' must be one of"]),
         ({"matrx_key": "A"}, ["unknown field 'matrx_key'", "matrix_key"]),
         ({"matrix_key": None}, ["field 'matrix_key' is required with format mat"]),

@@ -177,3 +177,145 @@ def test_series_csv_rejects_a_gap_inside_a_series(tmp_path):
     csv.write_text("id,label,v1,v2,v3\na,x,1,,3\n")
     with pytest.raises(DataError, match="line 2: object 'a' has an empty value inside the series"):
         read_series_csv(csv)
+
+
+# ---------------------------------------------------------------- a folder of series (format: folder)
+DATA = Path(__file__).parent / "data"
+
+
+def write_files(root, files: dict) -> Path:
+    """Write ``{relative path: text}`` under ``root``; returns root."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_series_folder_layout_by_hand(tmp_path):
+    from hlm.objects.series import read_series_folder
+
+    folder = write_files(tmp_path / "f", {
+        "up/a.csv": "1,2,3\n",         # a row
+        "up/b.txt": "1\n2.5\n\n4\n",    # a column (blank lines skipped)
+        "down/c": "3 2\t1 0\n",        # no suffix, whitespace
+        "down/d.tsv": "5,\n4,\n",      # a column with trailing commas
+        "down/.DS_Store": "junk", ".hidden/x.csv": "junk", "up/.e.csv": "junk",
+    })
+    ids, series, labels = read_series_folder(folder)
+    assert ids == ["c", "d", "a", "b"] and labels == ["down", "down", "up", "up"]  # sorted paths
+    for x, want in zip(series, [[3, 2, 1, 0], [5, 4], [1, 2, 3], [1, 2.5, 4]]):
+        np.testing.assert_array_equal(x, want)
+
+
+def test_series_folder_with_labels_path(tmp_path):
+    from hlm.objects.series import read_series_folder
+
+    folder = write_files(tmp_path / "f", {"a.csv": "1,2\n", "b": "3\n4\n5\n"})
+    labels = write_files(tmp_path, {"labels.csv": "id,label\nb,y\na,x\nz,unused\n"}) / "labels.csv"
+    ids, series, got = read_series_folder(folder, labels)
+    assert ids == ["a", "b"] and got == ["x", "y"]  # matched by id; extra ids ignored, as for FASTA
+    np.testing.assert_array_equal(series[1], [3, 4, 5])
+
+
+def test_tiny_series_folder_entry_matches_the_csv_entry():
+    """tests/data/series_folder holds the rows of series.csv as files: same objects, same DTW distances."""
+    from hlm.cli import objects_artifact
+    from hlm.data.registry import load_registry
+    from hlm.objects.load import load_objects
+
+    reg = load_registry(DATA / "tiny_registry.yaml")
+    ids, objs, labels, meta = load_objects(reg["tiny_series_folder"], DATA)
+    assert ids == ["s1", "s11", "s3", "s5", "s7", "s9", "s0", "s10", "s2", "s4", "s6", "s8"]
+    assert labels == ["bump"] * 6 + ["flat"] * 6
+    assert objs[0][:3].tolist() == [-0.210, -0.079, -0.218] and objs[0].size == 40  # s1.csv, a column
+    assert objs[9][-2:].tolist() == [-0.196, -0.115] and objs[9].size == 40  # s4.tsv, a row
+    assert [o.size for o in objs].count(34) == 4  # s0, s3, s6, s9: shorter
+    assert meta["source"] == "series_folder" and len(meta["sha256"]) == 64
+    folder = objects_artifact(reg["tiny_series_folder"], DATA)
+    table = objects_artifact(reg["tiny_series"], DATA)
+    order = [table.ids.tolist().index(i) for i in ids]
+    assert table.labels[order].tolist() == labels
+    np.testing.assert_array_equal(folder.distances, table.distances[np.ix_(order, order)])
+
+
+def test_folder_sha256_covers_paths_and_contents(tmp_path):
+    from hlm.data.prepare import folder_sha256, source_sha256
+    from hlm.data.registry import validate_entry
+    from hlm.objects.load import load_objects
+
+    folder = write_files(tmp_path / "f", {"x/a.csv": "1,2\n", "x/c.csv": "2\n", "y/b.csv": "3,4\n",
+                                          "y/d.csv": "4\n", "y/e.csv": "5\n"})
+    digest = folder_sha256(folder)
+    assert source_sha256(folder) == digest
+    (folder / "x/.DS_Store").write_text("ignored")
+    assert folder_sha256(folder) == digest
+    (folder / "y/b.csv").write_text("3,5\n")
+    assert folder_sha256(folder) != digest
+    (folder / "y/b.csv").write_text("3,4\n")
+    (folder / "y/b.csv").rename(folder / "x/b.csv")  # same bytes, another class
+    assert folder_sha256(folder) != digest
+    spec = validate_entry("f", {"path": "f", "format": "folder", "kind": "series", "distance": "dtw",
+                                "sha256": folder_sha256(folder)})
+    assert load_objects(spec, tmp_path)[3]["sha256"] == spec.sha256
+    (folder / "x/a.csv").write_text("1,3\n")
+    with pytest.raises(DataError, match="dataset 'f' \\(f\\): SHA-256 .* does not match field 'sha256'"):
+        load_objects(spec, tmp_path)
+
+
+@pytest.mark.parametrize("files, labels, message", [
+    ({}, None, r"f: empty folder"),
+    ({"x/a.csv": ""}, None, r"x/a.csv: object 'a' is an empty series"),
+    ({"x/a.csv": "1,2\n", "x/b.csv": "1,zwei,3\n"}, None, r"x/b.csv: object 'b' has a non-numeric value 'zwei'"),
+    ({"x/a.csv": "t,v\n1,2\n"}, None, r"x/a.csv: object 'a' has 2 values on line 1 of 2 lines"),
+    ({"x/a.csv": "value\n1\n2\n"}, None, r"x/a.csv: object 'a' has a non-numeric value 'value' \(value 1; .*no header"),
+    ({"x/a.csv": "1,,2\n"}, None, r"x/a.csv: object 'a' has an empty value"),
+    ({"x/a.csv": "1,nan\n"}, None, r"x/a.csv: object 'a' has NaN or infinite values"),
+    ({"x/a.csv": "1\n", "y/a.txt": "2\n"}, None, r"f: duplicate id 'a' \(x/a.csv and y/a.txt\)"),
+    ({"a.csv": "1\n", "a.txt": "2\n"}, "id,label\na,x\n", r"f: duplicate id 'a' \(a.csv and a.txt\)"),
+    ({"a.csv": "1\n", "x/b.csv": "2\n"}, None, r"f: series file 'a.csv' next to class sub-folders \(x/\)"),
+    ({"a.csv": "1\n"}, None, r"f: series file 'a.csv' without a class"),
+    ({"a.csv": "1\n", "x/b.csv": "2\n"}, "id,label\na,x\nb,y\n", r"f: sub-folder 'x'; with labels_path"),
+    ({"x/y/a.csv": "1\n"}, None, r"x/y: a class folder holds series files, not sub-folders"),
+    ({"x/a.json": "[1]\n"}, None, r"x/a.json: a series file ends in .csv, .tsv, .txt or has no suffix"),
+    ({f"{i}.csv": "1\n" for i in "abcde"}, "id,label\nb,y\n",
+     r"labels.csv: no label for 4 object\(s\), first 'a', 'c', 'd', \.\.\."),
+])
+def test_series_folder_errors_name_the_folder_or_file_and_object(tmp_path, files, labels, message):
+    from hlm.objects.series import read_series_folder
+
+    folder = write_files(tmp_path / "f", files)
+    folder.mkdir(exist_ok=True)
+    side = write_files(tmp_path, {"labels.csv": labels}) / "labels.csv" if labels else None
+    with pytest.raises(DataError, match=message) as err:
+        read_series_folder(folder, side)
+    assert len(str(err.value).splitlines()) == 1
+
+
+def test_hlm_check_of_a_folder_entry(tmp_path, capsys):
+    from hlm.cli import main
+
+    write_files(tmp_path, {"f/up/a.csv": "0,1,2,1,0\n", "f/up/b.csv": "0,1,2,2,1,0\n", "f/down/c.csv": "2,1,0\n",
+                           "f/down/d.csv": "2,1,1,0\n",
+                           "reg.yaml": "mine:\n  path: f\n  format: folder\n  kind: series\n  distance: dtw\n"})
+    args = ["check", "mine", "--registry", str(tmp_path / "reg.yaml"), "--root", str(tmp_path)]
+    assert main(args) == 0
+    assert "mine: 4 objects, 2 classes (down: 2, up: 2)" in capsys.readouterr().out
+    (tmp_path / "f/down/d.csv").write_text("2,1,x\n")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "d.csv: object 'd' has a non-numeric value 'x'" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("entry, needle", [
+    ({"kind": "sequences", "distance": "alignment"}, "field 'format' must be one of fasta, rda with kind sequences"),
+    ({"kind": "distance"}, "field 'kind' must be one of series with format folder (got 'distance')"),
+])
+def test_schema_allows_format_folder_only_for_series(entry, needle):
+    from hlm.data.registry import validate_entry
+    from hlm.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        validate_entry("f", {"path": "f", "format": "folder", **entry})
+    assert needle in str(err.value)
+    assert validate_entry("f", {"path": "f", "format": "folder", "kind": "series", "distance": "dtw",
+                                "labels_path": "l.csv", "window": 0.1}).format == "folder"

@@ -88,8 +88,17 @@ def dataset_entry(wildcards):
 
 
 def dataset_raw_files(wildcards):
+    """The entry's raw file(s); a folder (format folder) as its files, so that editing one reruns the job."""
+    from hlm.objects._files import visible_files
+
     spec = REGISTRY[wildcards.dataset]
-    return [p for p in (spec.path, spec.labels_path) if p]
+    files = []
+    for p in (spec.path, spec.labels_path):
+        if p and Path(p).is_dir():
+            files += [str(f) for f in visible_files(p)] or [p]  # an empty folder: the job says so
+        elif p:
+            files.append(p)
+    return files
 
 
 # Data sets of raw objects (kind series / sequences): their distances come from row blocks.

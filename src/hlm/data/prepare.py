@@ -38,6 +38,27 @@ def file_sha256(path: str | Path, where: str | None = None) -> str:
     return digest.hexdigest()
 
 
+def folder_sha256(path: str | Path, where: str | None = None) -> str:
+    """Hex SHA-256 over a folder's files: each relative path and the SHA-256 of its bytes, sorted.
+
+    Hidden files ('.' first, as ``.DS_Store``) are left out, as the readers ignore them.
+    """
+    from hlm.objects._files import visible_files
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise DataError(f"{where or path}: folder not found")
+    digest = hashlib.sha256()
+    for f in visible_files(folder):
+        digest.update(f"{f.relative_to(folder).as_posix()}\0{file_sha256(f, where)}\n".encode())
+    return digest.hexdigest()
+
+
+def source_sha256(path: str | Path, where: str | None = None) -> str:
+    """:func:`folder_sha256` of a folder, else :func:`file_sha256`."""
+    return folder_sha256(path, where) if Path(path).is_dir() else file_sha256(path, where)
+
+
 def _matrix_source(spec: DatasetSpec, src: Path, root: Path, meta: dict):
     """(M, ids or None, labels) for the matrix formats."""
     w = spec.where

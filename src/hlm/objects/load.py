@@ -1,7 +1,7 @@
 """Registry entries of raw objects (kind series / sequences) -> objects table -> distance artifact.
 
-``load_objects`` reads the objects of one entry (aeon UCR set, CSV of series,
-FASTA, StatLog DNA indicators in an R data file); ``write_objects`` /
+``load_objects`` reads the objects of one entry (aeon UCR set, CSV or folder of
+series, FASTA, StatLog DNA indicators in an R data file); ``write_objects`` /
 ``read_objects`` store them as ``results/objects/{dataset}.parquet`` (columns
 ``id``, ``label``, ``object``: a list of floats or a string); ``artifact_from_matrix``
 turns the assembled block matrix into the usual distance artifact (an alignment
@@ -27,7 +27,7 @@ from hlm.objects.blocks import SIMILARITIES
 
 def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], list, list[str], dict]:
     """(ids, objects, labels, metadata) of a series or sequences entry, checked."""
-    from hlm.data.prepare import file_sha256
+    from hlm.data.prepare import file_sha256, source_sha256
     from hlm.objects import sequences, series
 
     root = Path(root)
@@ -38,13 +38,18 @@ def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], 
         meta["source"] = f"aeon.datasets ({spec.source}, train + test)"
     else:
         src = root / spec.path
-        meta.update(source=spec.path, sha256=file_sha256(src, w))
+        meta.update(source=spec.path, sha256=source_sha256(src, w))
         if spec.sha256 and meta["sha256"] != spec.sha256:
             raise DataError(f"{w}: SHA-256 {meta['sha256'][:12]}... does not match field 'sha256'")
-        if spec.kind == "series":
+        labels_path = root / spec.labels_path if spec.labels_path else None
+        if labels_path is not None:
+            lw = f"dataset '{spec.name}' ({spec.labels_path})"
+            meta.update(labels_source=spec.labels_path, labels_sha256=file_sha256(labels_path, lw))
+        if spec.format == "folder":
+            ids, objects, labels = series.read_series_folder(src, labels_path)
+        elif spec.kind == "series":
             ids, objects, labels = series.read_series_csv(src)
         elif spec.format == "fasta":
-            labels_path = root / spec.labels_path if spec.labels_path else None
             ids, objects, labels = sequences.read_fasta(src, labels_path)
         else:  # rda with StatLog indicator columns
             from hlm.data.readers import labels_to_str, read_rda

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from hlm.errors import DataError
-from hlm.objects._files import csv_rows, read_text
+from hlm.objects._files import labels_by_id, read_text
 
 #: StatLog DNA: indicator triplet -> nucleotide
 INDICATOR_CODE = {(1, 0, 0): "A", (0, 1, 0): "C", (0, 0, 1): "G", (0, 0, 0): "T"}
@@ -102,20 +102,7 @@ def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET) -> tuple[li
         if missing:
             raise DataError(f"{path}: object {missing[0]!r} has no label (write '>id|label' or give labels_path)")
         return ids, sequences, header_labels
-    return ids, sequences, _labels_by_id(labels_path, ids)
-
-
-def _labels_by_id(labels_path, ids) -> list[str]:
-    labels_path = Path(labels_path)
-    table = csv_rows(labels_path)
-    if not table or not {"id", "label"} <= set(table[0]):
-        raise DataError(f"{labels_path}: expected a header with columns 'id' and 'label'")
-    rows = [dict(zip(table[0], row)) for row in table[1:] if row]
-    by_id = {r["id"]: r["label"] for r in rows}
-    missing = [i for i in ids if i not in by_id]
-    if missing:
-        raise DataError(f"{labels_path}: no label for {len(missing)} object(s), first {missing[0]!r}")
-    return [by_id[i] for i in ids]
+    return ids, sequences, labels_by_id(labels_path, ids)
 
 
 def aligner():
