@@ -5,11 +5,13 @@ not depend on C or the ridge, kernels that do not depend on C, warm-started
 solvers) is run on the same fold both ways.
 """
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.io
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 
 from hlm.evaluation.cv import cv_errors, make_folds
@@ -70,6 +72,8 @@ GRIDS = {
     "svm_features_rbf": (SVMSimilarityFeatures(kernel="rbf"), {"C": [0.1, 10.0, 1e3], "gamma": [1e-3, 0.1, 10.0]}),
     "svm_features_rbf_median": (SVMSimilarityFeatures(kernel="rbf", gamma_scale="median"),
                                 {"C": [1.0, 100.0], "gamma": [0.25, 4.0]}),
+    "svm_features_rbf_wide": (SVMSimilarityFeatures(kernel="rbf"),
+                              {"C": [1e-3, 1.0, 1e5], "gamma": [1e-5, 1e-3, 1e-2, 1.0, 100.0]}),
     "affinity_knn": (AffinityKNN(), {"n_neighbors": [1, 4, 16, 64]}),
     "kri_knn": (KRIKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "kri_knn_raw": (KRIKNN(test_transform="raw"), {"n_neighbors": [4, 16], "ridge": [1.0, 0.01]}),
@@ -97,6 +101,33 @@ def test_grid_path_through_distance_wrapper(name, aural):
     fold = (as_distances(S_fit), y_fit, as_distances(S_val), y_val)
     nested = [{f"estimator__{k}": v for k, v in p.items()} for p in ParameterGrid(grid)]
     assert_paths_equal(SimilarityFromDistances(estimator), fold, nested)
+
+
+MAX_ITER_GRIDS = {
+    "svm_kernel_clip": (SVMSimilarityKernel(max_iter=3), {"C": [1e-3, 10.0, 1e5]}),
+    "svm_features_linear": (SVMSimilarityFeatures(max_iter=3), {"C": [1e-3, 10.0, 1e5]}),
+    "svm_features_rbf": (SVMSimilarityFeatures(kernel="rbf", max_iter=3), {"C": [1e-3, 10.0], "gamma": [1e-3, 1.0]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAX_ITER_GRIDS))
+def test_grid_path_max_iter_warnings_equal_refits(name, aural, three_class):
+    """Hitting max_iter: same predictions and the same one-per-fit warnings (method and C) as refits."""
+    estimator, grid = MAX_ITER_GRIDS[name]
+    grid = list(ParameterGrid(grid))
+    for S_fit, y_fit, S_val, _ in (aural, three_class):
+        predictions, messages = [], []
+        for run in (estimator.predict_grid, lambda *a: predict_each(estimator, *a)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                predictions.append(run(S_fit, y_fit, S_val, grid))
+            conv = sorted(str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning))
+            messages.append(conv)
+            assert len(conv) == len(grid)  # each grid point's SVM stops at max_iter=3 and says so once
+            assert all(m.startswith("SVM (sims-as-") and "libsvm stopped at max_iter=3" in m for m in conv)
+        assert messages[0] == messages[1]
+        for params, a, b in zip(grid, *predictions):
+            np.testing.assert_array_equal(a, b, err_msg=str(params))
 
 
 def test_cv_errors_use_the_path(aural):

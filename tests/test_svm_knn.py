@@ -82,7 +82,7 @@ def test_single_class_neighbourhood_shortcut(monkeypatch):
         raise AssertionError("a local SVM was fitted for a one-class neighbourhood")
 
     monkeypatch.setattr("hlm.models.svm_knn.fit_spectrum", no_svm)
-    monkeypatch.setattr("hlm.models.svm_knn._LocalSVC", no_svm)
+    monkeypatch.setattr("hlm.models.svm_knn.PrecomputedSVC", no_svm)
     # row 0: neighbours {0, 1} (both 'a'); row 1: {2, 3} (both 'b') although object 0 ('a') is close behind
     S_te = np.array([[0.8, 0.7, 0.0, 0.6], [0.5, 0.1, 0.6, 0.55]])
     np.testing.assert_array_equal(model.predict(S_te), ["a", "b"])
@@ -159,24 +159,3 @@ def test_bad_input(aural_split):
 def test_invalid_parameters(est):
     with pytest.raises(InvalidParameterError):
         est.fit(np.eye(3), [0, 1, 1])
-
-
-@pytest.mark.parametrize("n_classes", [2, 3, 4])
-@pytest.mark.parametrize("C", [1e-3, 1.0, 1e5])
-def test_local_svc_equals_sklearn_svc(n_classes, C):
-    """The direct libsvm call predicts exactly like SVC(kernel="precomputed") (labels need not be 0..c-1)."""
-    from sklearn.svm import SVC
-
-    from hlm.models.svm_knn import _LocalSVC
-
-    rng = np.random.default_rng(n_classes)
-    X = rng.normal(size=(40, 6))
-    y = np.array([2, 5, 7, 9])[rng.integers(0, n_classes, 40)]
-    K = np.exp(-0.2 * ((X[:, None] - X[None]) ** 2).sum(-1))
-    T = rng.normal(size=(25, 6))
-    K_te = np.exp(-0.2 * ((T[:, None] - X[None]) ** 2).sum(-1))
-    ours = _LocalSVC(K, y, C=C, max_iter=100_000, cache_size=200)
-    ref = SVC(kernel="precomputed", C=C, max_iter=100_000).fit(K, y)
-    np.testing.assert_array_equal(ours.predict(K_te), ref.predict(K_te))
-    assert not ours.hit_max_iter
-    assert _LocalSVC(K, y, C=1e5, max_iter=1, cache_size=200).hit_max_iter

@@ -10,8 +10,8 @@ matrix, with the "(clip)" kernel of HLM/[Chen09] [R/P]:
 
 With k = n_fit this is the global clip SVM [V: Zhang, K = n].
 
-The local SVMs are libsvm's C-SVC called directly (``_LocalSVC``): the same
-solver, tolerance, shrinking and one-vs-one vote as ``SVC(kernel=
+The local SVMs are libsvm's C-SVC called directly (``PrecomputedSVC``): the
+same solver, tolerance, shrinking and one-vs-one vote as ``SVC(kernel=
 "precomputed")``, without the estimator's per-call validation, which cost
 about 2 ms per fit and predict against 0.04-0.35 ms of libsvm work on these
 8-128 object problems (SVM-KNN fits one per test object and grid point).
@@ -23,11 +23,11 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.svm import _libsvm
 from sklearn.utils._param_validation import Interval
 
 from hlm.models._base import SimilarityClassifier
 from hlm.models._grid import group_grid
+from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
 from hlm.models.svm_similarity import _SVC_CONSTRAINTS, warn_max_iter
 
@@ -100,8 +100,10 @@ class SVMKNN(SimilarityClassifier):
             key = tuple(N.tolist())
             if key not in cache:
                 transform = fit_spectrum(self.S_fit_[np.ix_(N, N)], "clip")
-                svcs = [_LocalSVC(transform.kernel, labels, C=C, max_iter=self.max_iter, cache_size=self.cache_size)
-                        for C in costs]
+                svcs = [
+                    PrecomputedSVC(C, max_iter=self.max_iter, cache_size=self.cache_size).fit(transform.kernel, labels)
+                    for C in costs
+                ]
                 cache[key] = (transform, svcs)
             transform, svcs = cache[key]
             K_te = transform.transform_test(S[i, N][None, :])
@@ -116,27 +118,3 @@ class SVMKNN(SimilarityClassifier):
                 )
         return [self.classes_[row] for row in out]
 
-
-class _LocalSVC:
-    """One-vs-one C-SVC on a precomputed kernel, by scikit-learn's libsvm binding directly.
-
-    ``predict`` equals ``SVC(kernel="precomputed", C=C).fit(K, y).predict``
-    (tested); ``hit_max_iter`` is libsvm's fit status 1 (stopped at max_iter).
-    """
-
-    def __init__(self, K: np.ndarray, y: np.ndarray, *, C: float, max_iter: int, cache_size: float):
-        self.labels, y_enc = np.unique(y, return_inverse=True)
-        self.cache_size = float(cache_size)
-        _libsvm.set_verbosity_wrap(0)  # SVC does the same before every fit; libsvm prints otherwise
-        (self.support, self.support_vectors, self.n_support, self.dual_coef, self.intercept, self.probA,
-         self.probB, fit_status, _) = _libsvm.fit(
-            np.ascontiguousarray(K, dtype=np.float64), y_enc.astype(np.float64), svm_type=0,
-            kernel="precomputed", C=float(C), cache_size=self.cache_size, max_iter=int(max_iter))
-        self.hit_max_iter = fit_status == 1
-
-    def predict(self, K_te: np.ndarray) -> np.ndarray:
-        pred = _libsvm.predict(
-            np.ascontiguousarray(K_te, dtype=np.float64), self.support, self.support_vectors, self.n_support,
-            self.dual_coef, self.intercept, self.probA, self.probB, svm_type=0, kernel="precomputed",
-            cache_size=self.cache_size)
-        return self.labels[pred.astype(np.intp)]

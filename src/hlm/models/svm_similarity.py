@@ -8,10 +8,16 @@
 * ``SVMVectors``: a standard SVM on raw feature vectors (HLM paper end of 5.3);
   not pairwise.
 
-All are one-vs-one (libsvm's ``SVC``) [V: HLM 5.1; spec 2]. libsvm breaks
+All are one-vs-one (libsvm's C-SVC) [V: HLM 5.1; spec 2]. libsvm breaks
 vote ties by the first (smallest sorted) class. ``max_iter`` caps libsvm (at
 C = 1e5 it can take very long, spec 6.6/8.8); hitting it is re-emitted as a
 ``ConvergenceWarning`` naming the method and C.
+
+The two similarity SVMs have precomputed kernels and fit them with
+``PrecomputedSVC`` (libsvm called as ``SVC(kernel="precomputed")`` calls it,
+without SVC's per-fit validation, which dominated their CV grids: ~6 ms per
+fit), in the CV grid path and the final fit alike. ``SVMVectors`` uses
+``SVC``'s own linear/RBF kernel.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from hlm.data.validation import nonfinite
 from hlm.errors import DataError
 from hlm.models._base import SimilarityClassifier
 from hlm.models._grid import group_grid
+from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
 
 #: Constraints shared by every SVM here (sklearn's SVC: max_iter = -1 means no limit).
@@ -41,7 +48,7 @@ _SVC_CONSTRAINTS = {
 
 # ---------------------------------------------------------------- shared helpers
 def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale") -> tuple[SVC, bool]:
-    """Fit ``SVC`` (one-vs-one); return it and whether libsvm stopped at ``max_iter``.
+    """Fit ``SVC`` (one-vs-one; ``SVMVectors``); return it and whether libsvm stopped at ``max_iter``.
 
     libsvm's own ConvergenceWarning is swallowed (the caller re-emits a clearer
     one); any other warning is passed on unchanged.
@@ -57,6 +64,12 @@ def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return svc, hit
+
+
+def fit_precomputed(K, y, *, C, max_iter, cache_size) -> PrecomputedSVC:
+    """``PrecomputedSVC`` (one-vs-one, equal to ``SVC(kernel="precomputed")``, tested) fitted on K;
+    its ``hit_max_iter`` says whether libsvm stopped at ``max_iter`` (no warning of its own)."""
+    return PrecomputedSVC(float(C), max_iter=int(max_iter), cache_size=float(cache_size)).fit(K, y)
 
 
 def warn_max_iter(what: str, C: float, max_iter: int, detail: str = "") -> None:
@@ -94,7 +107,7 @@ class SVMSimilarityKernel(SimilarityClassifier):
     spectrum : {"clip", "flip", "shift"}
         "clip" is the method of the comparison; flip/shift are variants.
     max_iter, cache_size
-        Passed to ``SVC``.
+        Passed to libsvm (``PrecomputedSVC``, as ``SVC``'s).
 
     Attributes
     ----------
@@ -102,6 +115,8 @@ class SVMSimilarityKernel(SimilarityClassifier):
         Share of |eigenvalue| mass of Sym(S_fit) on negative eigenvalues.
     converged_ : bool
         False if libsvm stopped at ``max_iter``.
+    svc_ : PrecomputedSVC
+        The SVM on the kernel, classes 0..c-1 (indices into ``classes_``).
     """
 
     _parameter_constraints = {**_SVC_CONSTRAINTS, "spectrum": [StrOptions({"clip", "flip", "shift"})]}
@@ -128,9 +143,9 @@ class SVMSimilarityKernel(SimilarityClassifier):
         return y_idx
 
     def _fit_svc(self, y_idx: np.ndarray) -> None:
-        self.svc_, hit = fit_svc(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
-        self.converged_ = not hit
-        if hit:
+        self.svc_ = fit_precomputed(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
+        self.converged_ = not self.svc_.hit_max_iter
+        if not self.converged_:
             warn_max_iter(f"SVM (sims-as-kernel, {self.spectrum})", self.C, self.max_iter)
 
     def _test_kernel(self, S: np.ndarray) -> np.ndarray:
@@ -166,13 +181,15 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         2^-5..2^5 [P], spec 3). If that median is 0 the mean over i<j is used
         instead [P]; if all rows are identical, gamma' = gamma (with a warning).
     max_iter, cache_size
-        Passed to ``SVC``.
+        Passed to libsvm (``PrecomputedSVC``, as ``SVC``'s).
 
     Attributes
     ----------
     gamma_ : float
         The gamma' used (NaN for linear).
     converged_ : bool
+    svc_ : PrecomputedSVC
+        The SVM on the kernel, classes 0..c-1 (indices into ``classes_``).
     """
 
     _parameter_constraints = {
@@ -230,9 +247,9 @@ class SVMSimilarityFeatures(SimilarityClassifier):
             self._kernel = (K + K.T) / 2.0
 
     def _fit_svc(self, y_idx: np.ndarray) -> None:
-        self.svc_, hit = fit_svc(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
-        self.converged_ = not hit
-        if hit:
+        self.svc_ = fit_precomputed(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
+        self.converged_ = not self.svc_.hit_max_iter
+        if not self.converged_:
             warn_max_iter(f"SVM (sims-as-features, {self.kernel})", self.C, self.max_iter)
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
