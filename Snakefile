@@ -22,6 +22,7 @@ include: "workflow/rules/splits.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/incremental.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/track.smk"
 
 
 onstart:

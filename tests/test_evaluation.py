@@ -73,7 +73,7 @@ def test_select_params_matches_brute_force_and_drops_large_k():
         errs = [np.mean(KNNClassifier(**p).fit(D[np.ix_(f, f)], y[f]).predict(D[np.ix_(v, f)]) != y[v])
                 for f, v in folds]
         brute.append(np.mean(errs))
-    np.testing.assert_allclose(errors.mean(axis=1), brute)
+    np.testing.assert_allclose(errors, brute)
     assert best == searched[int(np.argmin(brute))]
 
 
@@ -191,3 +191,41 @@ def test_small_class_gets_fewer_folds_and_a_recorded_warning():
         n_b = int((y[train] == "b").sum())
         assert row.cv_folds == max(n_b, 2) < 10
         assert any(f"{row.cv_folds} folds used" in w for w in json.loads(row.warnings))
+
+
+def test_kernel_vsh_reusing_vsh_cv_equals_its_own_cv(tmp_path, caplog):
+    """HLM(kernel-vsh) with HLM(vsh)'s recorded CV errors == HLM(kernel-vsh) cross-validating all (the oracle)."""
+    from hlm.data.artifacts import write_distances
+    from hlm.stages.evaluate import evaluate as evaluate_stage
+
+    art = _toy_artifact(n=80, seed=3)
+    splits = make_splits(art.n, dataset="toy", n_splits=3, test_fraction=0.2, seed=0)
+    dist, split_path = tmp_path / "d.parquet", tmp_path / "s.parquet"
+    write_distances(art, dist)
+    splits.to_parquet(split_path)
+    params = {"hlm_vsh": {"fixed": {"n_init": 3}}, "hlm_kernel_vsh": {"fixed": {"n_init": 3}}}
+
+    def run(method, cv_from=None, method_params=None):
+        out = tmp_path / f"{method}{'-reuse' if cv_from else ''}.parquet"
+        evaluate_stage(dataset="toy", method=method, distances=str(dist), splits_path=str(split_path),
+                       evaluation_out=str(out), predictions_out=str(tmp_path / f"p-{out.name}"), seed=0,
+                       cv_folds=5, method_params=method_params or params[method], tags={}, cv_from=cv_from)
+        return pd.read_parquet(out)
+
+    vsh = run("hlm_vsh")
+    own = run("hlm_kernel_vsh")
+    reused = run("hlm_kernel_vsh", cv_from=str(tmp_path / "hlm_vsh.parquet"))
+    assert (own["cv_reused"] == 0).all() and (reused["cv_reused"] == 13).all()
+    for column in ("error_rate", "params", "cv_error"):
+        assert list(reused[column]) == list(own[column])
+    # the recorded M = 1..16 errors are HLM(vsh)'s, the "kernel" one is new
+    for row_vsh, row in zip(vsh.itertuples(), reused.itertuples()):
+        errors = json.loads(row.cv_error)
+        assert {k: v for k, v in errors.items() if "kernel" not in k} == json.loads(row_vsh.cv_error)
+        assert row.cv_seconds > row_vsh.cv_seconds  # the reused CV time is counted as the method's own
+    # a different estimator (5 restarts instead of 3) must not reuse: it cross-validates everything
+    with caplog.at_level("WARNING", logger="hlm"):
+        other = run("hlm_kernel_vsh", cv_from=str(tmp_path / "hlm_vsh.parquet"),
+                    method_params={"fixed": {"n_init": 5}})
+    assert (other["cv_reused"] == 0).all()
+    assert "not reusing the CV errors of hlm_vsh" in caplog.text and "estimator parameters differ" in caplog.text

@@ -267,6 +267,10 @@ def test_log_incremental_draws_the_learning_curve(tmp_path, monkeypatch):
     path = tmp_path / "results/incremental/ds/scheme_i.parquet"
     write_frame(frame, path, {})
     first = tracking.log_incremental(dataset="ds", scheme="scheme_i", path=path, tags={}, params={"seed": 1})
+    same = tracking.log_incremental(dataset="ds", scheme="scheme_i", path=path, tags={}, params={"seed": 1})
+    assert same == first  # the same file is not logged again
+    frame["round_seconds"] = 0.1 + 1e-9 * np.arange(18)  # a rerun: new timings
+    write_frame(frame, path, {})
     second = tracking.log_incremental(dataset="ds", scheme="scheme_i", path=path, tags={}, params={"seed": 1})
     assert tracking.pair_runs("ds/scheme_i") == [second]  # a rerun replaces, not duplicates
     client = MlflowClient()

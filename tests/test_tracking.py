@@ -126,6 +126,23 @@ def test_rerun_replaces(store):
     assert len(pair_frame("ds1/kernel_hlm")) == 1 + N  # other pairs untouched
 
 
+def test_same_file_is_not_logged_again(store):
+    """The pair's runs already record this evaluation file (same SHA-256): nothing new is logged."""
+    tracking.init_store()
+    ev, first = log(store)
+    n_runs = len(pair_frame("ds1/knn"))
+    _, e, p = make_pair(store, "ds1", "knn", seed=0)  # rewritten, byte-identical
+    again = tracking.log_pair(dataset="ds1", method="knn", evaluation_path=e, prediction_path=p,
+                              tags=TAGS, params=PARAMS)
+    assert again == first and len(pair_frame("ds1/knn")) == n_runs == 1 + N
+    digest = MlflowClient().get_run(first).data.tags["hlm.digest"]
+    from hlm.data.prepare import file_sha256
+
+    assert digest == file_sha256(e)
+    _, changed = log(store, seed=2)  # a different result replaces
+    assert changed != first and MlflowClient().get_run(first).info.lifecycle_stage == "deleted"
+
+
 def test_retry_on_lock(monkeypatch):
     calls = []
 

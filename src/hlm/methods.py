@@ -37,6 +37,9 @@ class MethodSpec:
     parallel_cv: bool = False  # costly CV: the job gets several threads (worker processes for the folds)
     default_grid: dict = field(default_factory=dict)
     default_fixed: dict = field(default_factory=dict)  # what makes the method (e.g. its clustering)
+    #: a method whose CV this one extends: its recorded CV errors of the shared grid points are
+    #: reused when its estimator, seed and folds are the same (hlm.evaluation.reuse)
+    cv_from: str | None = None
 
     def make(self, fixed: dict | None = None):
         """A fresh estimator with the method's own and the configured fixed hyper-parameters set."""
@@ -101,7 +104,8 @@ def check_method_params(method_id: str, method_params: dict) -> list[dict]:
     return grid
 
 
-def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), extra_sources=()) -> MethodSpec:
+def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), extra_sources=(),
+                 cv_from=None) -> MethodSpec:
     """Mixture HLM with one clustering method; M chosen by CV from {1..10, 12, 14, 16} (section 5.1)."""
     return MethodSpec(
         id=method_id,
@@ -114,6 +118,7 @@ def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), ext
         parallel_cv=True,
         default_grid={"n_components": [*HLM_COMPONENTS, *extra_grid]},
         default_fixed={"clustering": clustering},
+        cv_from=cv_from,
     )
 
 
@@ -124,9 +129,11 @@ METHODS.update(
         "hlm_vsh": _mixture_hlm("hlm_vsh", "HLM (vsh)", "vsh"),
         "hlm_gknn": _mixture_hlm("hlm_gknn", "HLM (gknn)", "gknn"),
         "hlm_agg": _mixture_hlm("hlm_agg", "HLM (agg)", "ward"),
-        # HLM(kernel-vsh): the candidates gain n_k, i.e. Kernel HLM (section 5.3)
+        # HLM(kernel-vsh): the candidates gain n_k, i.e. Kernel HLM (section 5.3); the CV errors
+        # of M = 1..16 are HLM(vsh)'s (same estimator, seeds and folds), reused when it ran
         "hlm_kernel_vsh": _mixture_hlm("hlm_kernel_vsh", "HLM (kernel-vsh)", "vsh", extra_grid=["kernel"],
-                                       extra_sources=["models/kernel_hlm.py"]),
+                                       extra_sources=["models/kernel_hlm.py", "evaluation/reuse.py"],
+                                       cv_from="hlm_vsh"),
     }
 )
 

@@ -8,7 +8,11 @@ Settings come only from the environment:
 - ``MLFLOW_DISABLE_TELEMETRY`` is forced to ``true`` when this module is imported.
 
 Each (dataset, method) pair is one parent run with a nested child run per
-split; logging a pair again replaces (soft-deletes) its earlier runs.
+split; logging a pair again replaces (soft-deletes) its earlier runs, unless
+they already record the same result file (tag ``hlm.digest``, the SHA-256 of
+the evaluation Parquet): then nothing is logged. The pipeline logs from one
+job per data set (rule ``track``), so MLflow is imported and its store opened
+once per data set rather than once per method job.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ if _MLFLOW_PREIMPORTED:  # mlflow started its telemetry client before we set the
     set_telemetry_client()  # re-reads MLFLOW_DISABLE_TELEMETRY -> drops the client
 
 PAIR_TAG = "hlm.pair"
+DIGEST_TAG = "hlm.digest"
 PARENT_TAG = "mlflow.parentRunId"
 RETRY_SECONDS = 60.0
 
@@ -184,6 +189,23 @@ def pair_runs(pair: str, experiment: str = "hlm") -> list[str]:
             return ids
 
 
+def logged_run(pair: str, digest: str, experiment: str = "hlm") -> str | None:
+    """Id of the pair's finished active top-level run that records the result file with this digest, if any."""
+    client = _client()
+    exp = _retry(client.get_experiment_by_name, experiment)
+    if exp is None:
+        return None
+    runs = _retry(
+        client.search_runs,
+        [exp.experiment_id],
+        filter_string=f"tags.`{PAIR_TAG}` = '{pair}' and tags.`{DIGEST_TAG}` = '{digest}' "
+                      "and attributes.status = 'FINISHED'",
+        run_view_type=ViewType.ACTIVE_ONLY,
+        max_results=1,
+    )
+    return runs[0].info.run_id if runs else None
+
+
 def _warnings(row) -> list[str]:
     """Warnings the fit raised on one split (the evaluation's ``warnings`` JSON column)."""
     raw = getattr(row, "warnings", None)
@@ -218,12 +240,20 @@ def log_pair(
     The new runs are created first and marked FINISHED last; only then are the
     pair's older active runs soft-deleted. A killed job thus never removes the
     previous result, and its half-logged runs (status RUNNING) are deleted by the
-    next call. Returns the parent run id.
+    next call. If the pair's current runs already record this evaluation file
+    (same SHA-256, tag ``hlm.digest`` on the parent), nothing is logged.
+    Returns the parent run id.
     """
+    from hlm.data.prepare import file_sha256
+
     pair = f"{dataset}/{method}"
+    digest = file_sha256(evaluation_path)
+    exp_id = init_store(experiment)
+    existing = logged_run(pair, digest, experiment)
+    if existing:
+        return existing
     evaluation = pd.read_parquet(evaluation_path).sort_values("split")
     meta = read_metadata(evaluation_path)
-    exp_id = init_store(experiment)
     client = _client()
     base_tags = {**tags, PAIR_TAG: pair}
     err = evaluation["error_rate"].astype(float)
@@ -231,7 +261,7 @@ def log_pair(
     reduced = folds is not None and "cv_folds" in params and bool((folds < int(params["cv_folds"])).any())
     parent_id = _run(
         client, exp_id, pair,
-        tags={**base_tags, "hlm.role": "parent",
+        tags={**base_tags, "hlm.role": "parent", DIGEST_TAG: digest,
               **({"hlm.cv_folds_reduced": f"{int(folds.min())}-{int(folds.max())} of {params['cv_folds']} folds"}
                  if reduced else {})},
         params={"dataset": dataset, "method": method,
@@ -284,11 +314,17 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
     splits), ``round_seconds_mean``, ``n_seen``, ``n_components_mean``; single
     values ``total_seconds_mean`` (Table 5) and ``last_round_error_mean``. The
     Parquet file is the artifact. Reruns replace the previous run (tag ``hlm.pair``
-    = ``{dataset}/{scheme}``), as in :func:`log_pair`.
+    = ``{dataset}/{scheme}``), or log nothing for the same file, as in :func:`log_pair`.
     """
+    from hlm.data.prepare import file_sha256
+
     pair = f"{dataset}/{scheme}"
-    frame = pd.read_parquet(path)
+    digest = file_sha256(path)
     exp_id = init_store(experiment)
+    existing = logged_run(pair, digest, experiment)
+    if existing:
+        return existing
+    frame = pd.read_parquet(path)
     client = _client()
     per_round = frame.groupby("round").agg(
         error_rate_mean=("error_rate", "mean"), error_rate_sd=("error_rate", "std"),
@@ -297,7 +333,7 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
     )
     totals = frame.groupby("split")["round_seconds"].sum()
     run_id = _run(
-        client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": "incremental"},
+        client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": "incremental", DIGEST_TAG: digest},
         params={"dataset": dataset, "scheme": scheme, **params},
         metrics={"total_seconds_mean": totals.mean(), "n_splits": totals.size,
                  "last_round_error_mean": per_round["error_rate_mean"].iloc[-1]},
@@ -312,6 +348,6 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
 
 
 __all__ = [
-    "init_store", "log_pair", "log_incremental", "pair_runs",
+    "init_store", "log_pair", "log_incremental", "logged_run", "pair_runs",
     "tracking_uri", "artifact_root",
 ]

@@ -142,6 +142,16 @@ def incremental_files():
     return [f"results/incremental/{d}/{s}.parquet" for d in INCREMENTAL_DATASETS for s in INCREMENTAL_SCHEMES]
 
 
+def dataset_methods(dataset):
+    """The run's methods that apply to ``dataset`` (vector SVMs only to kind: vectors)."""
+    return [m for d, m in PAIRS if d == dataset]
+
+
+def dataset_incremental_files(dataset):
+    return [f"results/incremental/{dataset}/{s}.parquet" for s in INCREMENTAL_SCHEMES] \
+        if dataset in INCREMENTAL_DATASETS else []
+
+
 def incremental_params(scheme):
     """Learner settings of one scheme: n_init for all; v, step and estimate for Scheme II; step for retrain."""
     params = {"n_init": _INCREMENTAL.get("n_init", 20)}
@@ -152,6 +162,14 @@ def incremental_params(scheme):
     return params
 
 
+def cv_from_input(method):
+    """{"cv_from": evaluation of the method whose CV errors ``method`` reuses}, if it runs too."""
+    source = METHODS[method].cv_from
+    if source in config["methods"]:
+        return {"cv_from": f"results/evaluation/{{dataset}}/{source}.parquet"}
+    return {}
+
+
 def method_threads(method):
     """Threads (CV worker processes) of a method's jobs; Snakemake caps them at --cores."""
     return config.get("threads_per_job", 1) if METHODS[method].parallel_cv else 1
@@ -160,6 +178,7 @@ def method_threads(method):
 def final_outputs():
     return [
         *evaluation_files(),
+        *expand("results/tracking/{dataset}.json", dataset=DATASETS),
         "results/tables/error_rates.csv",
         "results/tables/error_rates.md",
         "results/tables/error_rates_paper.md",

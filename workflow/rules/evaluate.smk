@@ -1,7 +1,9 @@
 # One rule per method, named by its id (`snakemake --forcerun kernel_hlm`).
 # Each job runs one method on every split of one data set: CV on the training
-# part, fit, predict, Parquet outputs, MLflow parent run + nested split runs.
+# part, fit, predict, Parquet outputs (logged to MLflow by rule track).
 # The method's own source files are inputs, so editing one reruns only its jobs.
+# HLM(kernel-vsh) also reads HLM(vsh)'s evaluation when both run: it reuses those
+# CV errors (same estimator, seeds and folds) instead of computing them again.
 
 for _method in METHODS:
 
@@ -12,6 +14,7 @@ for _method in METHODS:
             distances="results/distances/{dataset}.parquet",
             splits="results/splits/{dataset}.parquet",
             code=src(*method_sources(_method)),
+            **cv_from_input(_method),
         output:
             evaluation=f"results/evaluation/{{dataset}}/{_method}.parquet",
             predictions=f"results/predictions/{{dataset}}/{_method}.parquet",
@@ -20,13 +23,6 @@ for _method in METHODS:
             seed=config["seed"],
             cv_folds=config["cv_folds"],
             method_params=config.get("method_params", {}).get(_method, {}),
-            run_params={
-                "n_splits": config["n_splits"],
-                "test_fraction": config["test_fraction"],
-                "cv_folds": config["cv_folds"],
-                "seed": config["seed"],
-            },
-            experiment=EXPERIMENT,
         threads: method_threads(_method)
         log:
             f"logs/evaluate/{{dataset}}/{_method}.log",

@@ -1,8 +1,8 @@
 # Incremental learning (paper section 5.5): one rule per scheme, named
 # incremental_{scheme} (`snakemake --forcerun incremental_retrain`). Each job runs
 # the 9 rounds of one scheme on every split of one data set, writes
-# results/incremental/{dataset}/{scheme}.parquet and logs one MLflow run whose
-# metric steps are the rounds (the learning curve in the MLflow UI).
+# results/incremental/{dataset}/{scheme}.parquet; rule track logs it as one MLflow
+# run whose metric steps are the rounds (the learning curve in the MLflow UI).
 
 for _scheme in INCREMENTAL_SCHEMES:
 
@@ -20,12 +20,6 @@ for _scheme in INCREMENTAL_SCHEMES:
             scheme=_scheme,
             seed=config["seed"],
             learner=incremental_params(_scheme),
-            run_params={
-                "n_splits": config["n_splits"],
-                "test_fraction": config["test_fraction"],
-                "seed": config["seed"],
-            },
-            experiment=EXPERIMENT,
         log:
             f"logs/incremental/{{dataset}}/{_scheme}.log",
         conda:

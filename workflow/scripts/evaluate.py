@@ -21,9 +21,8 @@ run(
         cv_folds=sm.params.cv_folds,
         method_params=sm.params.method_params,
         tags=tags,
-        run_params=sm.params.run_params,
-        experiment=sm.params.experiment,
         n_jobs=sm.threads,
+        cv_from=sm.input.get("cv_from"),
     ),
     sm.log[0],
 )

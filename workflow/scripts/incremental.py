@@ -19,8 +19,6 @@ run(
         seed=sm.params.seed,
         params=sm.params.learner,
         tags=tags,
-        run_params=sm.params.run_params,
-        experiment=sm.params.experiment,
     ),
     sm.log[0],
 )

@@ -16,6 +16,7 @@ the worker, so the errors are identical for any ``n_jobs``.
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -95,15 +96,30 @@ def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
     return np.array([np.inf if p is None else np.mean(p != y[val]) for p in predictions], dtype=np.float64)
 
 
-def select_params(estimator, D, y, grid: list[dict], folds, n_jobs: int = 1) -> tuple[dict, list[dict], np.ndarray]:
+def grid_key(params: dict) -> str:
+    """A grid point as the JSON text the evaluation records its CV error under (``cv_error``)."""
+    return json.dumps({k.removeprefix("estimator__"): v for k, v in params.items()}, sort_keys=True)
+
+
+def select_params(
+    estimator, D, y, grid: list[dict], folds, n_jobs: int = 1, known: dict[str, float] | None = None,
+) -> tuple[dict, list[dict], np.ndarray]:
     """Best grid point by mean CV error (ties: the earlier one).
 
     Grid points that do not fit the smallest fold's training part are dropped
-    first. Returns (best params, the grid actually searched, errors per point and fold).
+    first. ``known`` maps ``grid_key`` of some grid points to their mean CV error
+    on these same folds (recorded by an earlier evaluation, see
+    hlm.evaluation.reuse); only the other points are cross-validated. Returns
+    (best params, the grid actually searched, mean error per searched point;
+    empty when there was nothing to choose).
     """
     n_fit = min(len(fit) for fit, _ in folds) if folds else len(y)
     searched = [p for p in grid if grid_point_fits(p, n_fit)] or grid[:1]
     if len(searched) <= 1:
-        return (dict(searched[0]) if searched else {}), searched, np.zeros((len(searched), 0))
-    errors = cv_errors(estimator, D, y, searched, folds, n_jobs)
-    return dict(searched[int(np.argmin(errors.mean(axis=1)))]), searched, errors
+        return (dict(searched[0]) if searched else {}), searched, np.zeros(0)
+    known = known or {}
+    todo = [p for p in searched if grid_key(p) not in known]
+    computed = iter(cv_errors(estimator, D, y, todo, folds, n_jobs).mean(axis=1)) if todo else iter(())
+    means = np.array([known[grid_key(p)] if grid_key(p) in known else next(computed) for p in searched],
+                     dtype=np.float64)
+    return dict(searched[int(np.argmin(means))]), searched, means

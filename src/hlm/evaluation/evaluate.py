@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from hlm.data.artifacts import DistanceArtifact
-from hlm.evaluation.cv import make_folds, select_params
+from hlm.evaluation.cv import grid_key, make_folds, select_params
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
 from hlm.errors import DataError, HLMError
@@ -46,12 +46,19 @@ def evaluate_method(
     cv_fixed_params: dict | None = None,
     split_ids: list[int] | None = None,
     n_jobs: int = 1,
+    known_cv: dict[int, dict[str, float]] | None = None,
+    known_cv_seconds: dict[int, float] | None = None,
 ) -> EvaluationResult:
     """Evaluate one method on every split of one data set.
 
     ``cv_fixed_params`` override ``fixed_params`` while choosing parameters by
     CV only (the final fit uses ``fixed_params``), e.g. fewer VSH restarts.
     ``n_jobs`` worker processes share the CV folds (same results for any value).
+    ``known_cv`` (split -> {grid key: mean CV error}) are CV errors recorded by
+    an evaluation with the same estimator, seed and folds (hlm.evaluation.reuse):
+    those grid points are not cross-validated again. Their recorded CV seconds
+    (``known_cv_seconds``) are added to ``fit_seconds`` and ``cv_seconds``, so
+    that the run time stays the method's own cost.
     """
     method = METHODS[method_id]
     labels = artifact.labels
@@ -80,8 +87,11 @@ def evaluate_method(
                 )
             split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
             cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
-            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds, n_jobs)
+            known = (known_cv or {}).get(int(split), {})
+            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds, n_jobs, known)
             t_cv = time.perf_counter()
+            reused = sum(grid_key(p) in known for p in searched)
+            t0 -= (known_cv_seconds or {}).get(int(split), 0.0) if reused else 0.0
             model = clone(split_estimator).set_params(**best).fit(D_tt, y_train)
             t_fit = time.perf_counter()
             y_pred = model.predict(D_te)
@@ -99,10 +109,8 @@ def evaluate_method(
                 "cv_seconds": t_cv - t0,
                 "cv_folds": len(folds),
                 "params": json.dumps(_jsonable({**_plain(best), **_fitted_summary(model)}), sort_keys=True),
-                "cv_error": json.dumps(
-                    {json.dumps(_plain(p), sort_keys=True): float(e) for p, e in zip(searched, cv_err.mean(axis=1))}
-                    if cv_err.size else {}
-                ),
+                "cv_error": json.dumps({grid_key(p): float(e) for p, e in zip(searched, cv_err)}),
+                "cv_reused": int(reused),
                 "warnings": json.dumps(messages),
                 "model": _exported_model(model, artifact.ids, train),
             }

@@ -24,19 +24,26 @@ def evaluate(
     cv_folds: int,
     method_params: dict,
     tags: dict,
-    run_params: dict,
-    experiment: str,
     n_jobs: int = 1,
+    cv_from: str | None = None,
 ) -> None:
-    """Evaluate one method on every split of one data set, write Parquet, log to MLflow."""
+    """Evaluate one method on every split of one data set and write Parquet (MLflow: stages.track).
+
+    ``cv_from``: the evaluation Parquet of the method whose CV errors this one
+    may reuse (``MethodSpec.cv_from``; used only if it ran the same CV).
+    """
     from hlm.evaluation.evaluate import evaluate_method
+    from hlm.evaluation.reuse import cv_estimator
 
     artifact = read_distances(distances)
     split_table = pd.read_parquet(splits_path)
+    fixed, cv_fixed = method_params.get("fixed"), method_params.get("cv_fixed")
+    estimator = cv_estimator(method, fixed, cv_fixed)
+    known, known_seconds = _known_cv(cv_from, split_table, estimator=estimator, seed=seed, n_folds=cv_folds)
     result = evaluate_method(
         artifact, split_table, method, dataset=dataset, seed=seed, n_folds=cv_folds,
-        grid_config=method_params.get("grid"), fixed_params=method_params.get("fixed"),
-        cv_fixed_params=method_params.get("cv_fixed"), n_jobs=n_jobs,
+        grid_config=method_params.get("grid"), fixed_params=fixed, cv_fixed_params=cv_fixed, n_jobs=n_jobs,
+        known_cv=known, known_cv_seconds=known_seconds,
     )
     meta = {
         "dataset": dataset,
@@ -44,6 +51,9 @@ def evaluate(
         "to_distance": artifact.conversion,
         "source": artifact.metadata.get("source"),
         "n_splits": int(split_table["split"].nunique()),
+        "seed": seed,
+        "cv_folds": cv_folds,
+        "cv_estimator": estimator,
         **{k: v for k, v in tags.items() if k in ("config_hash", "git_commit")},
     }
     write_frame(result.evaluation, evaluation_out, metadata=meta)
@@ -57,10 +67,23 @@ def evaluate(
         dataset, method, ev.error_rate.mean(), ev.error_rate.std(ddof=1) if len(ev) > 1 else 0.0,
         len(ev), ev.fit_seconds.mean(), ev.predict_seconds.mean(),
     )
-    from hlm import tracking
 
-    run_id = tracking.log_pair(
-        dataset=dataset, method=method, evaluation_path=evaluation_out, prediction_path=predictions_out,
-        tags=tags, params={**run_params, "to_distance": meta["to_distance"]}, experiment=experiment,
-    )
-    log.info("MLflow: parent run %s (experiment %s)", run_id, experiment)
+
+def _known_cv(path: str | None, split_table: pd.DataFrame, **same) -> tuple[dict, dict]:
+    """CV errors recorded in the evaluation at ``path`` when it ran the same CV (hlm.evaluation.reuse)."""
+    if not path:
+        return {}, {}
+    from hlm.data.artifacts import read_metadata
+    from hlm.evaluation.reuse import known_cv_errors
+    from hlm.evaluation.splits import split_indices
+
+    n_train = {int(k): len(split_indices(split_table, int(k))[0]) for k in split_table["split"].unique()}
+    meta = read_metadata(path)
+    errors, seconds, why = known_cv_errors(pd.read_parquet(path), meta, n_train=n_train, **same)
+    if why:
+        log.warning("not reusing the CV errors of %s (%s): %s; cross-validating every grid point",
+                    meta.get("method", "?"), path, why)
+    else:
+        log.info("reusing the CV errors of %s (%s) for %d grid points per split",
+                 meta.get("method", "?"), path, min(len(e) for e in errors.values()) if errors else 0)
+    return errors, seconds

@@ -12,8 +12,8 @@ log = logging.getLogger("hlm")
 
 
 def incremental(*, dataset: str, scheme: str, distances: str, splits_path: str, out: str, seed: int,
-                params: dict, tags: dict, run_params: dict, experiment: str) -> None:
-    """One scheme on every split of one data set: 9 rounds each, Parquet + one MLflow run."""
+                params: dict, tags: dict) -> None:
+    """One scheme on every split of one data set: 9 rounds each, to Parquet (MLflow: stages.track)."""
     from hlm.evaluation.incremental import run_incremental
 
     artifact = read_distances(distances)
@@ -25,11 +25,6 @@ def incremental(*, dataset: str, scheme: str, distances: str, splits_path: str, 
     log.info("%s/%s: last-round error %.2f%% (sd %.2f) over %d splits; %.3f s of updates per split",
              dataset, scheme, last.error_rate.mean(), last.error_rate.std(ddof=1) if len(last) > 1 else 0.0,
              len(last), frame.groupby("split")["round_seconds"].sum().mean())
-    from hlm import tracking
-
-    run_id = tracking.log_incremental(dataset=dataset, scheme=scheme, path=out, tags=tags,
-                                      params={**run_params, **params}, experiment=experiment)
-    log.info("MLflow: run %s (experiment %s)", run_id, experiment)
 
 
 def incremental_report(inputs: list[str], *, datasets: list[str], schemes: list[str], figure_dir: str,
