@@ -94,6 +94,7 @@ def test_schema_errors_are_one_line_config_errors(tmp_path, changes, needles):
         ({"path": "x.npy", "format": "npy", "kind": "distance"}, "field 'labels_path' is required with format npy"),
         ({"path": "x.csv", "format": "csv", "kind": "distance"}, "field 'labels_path' is required with format csv"),
         ({"path": "x.csv", "format": "csv", "kind": "distance", "labels_path": "y", "object": "o"}, "field 'object' is only allowed with format rda"),
+        ({"path": "x.csv", "format": "csv", "kind": "series", "distance": "dtw", "labels_path": "y.csv"}, "field 'labels_path' is not allowed with format csv and kind series (labels are the CSV's label column)"),
     ],
 )
 def test_conditional_schema_errors(tmp_path, entry, needle):
