@@ -18,6 +18,7 @@ from hlm.evaluation.cv import cv_errors, make_folds
 from hlm.models._grid import predict_each
 from hlm.models.from_distances import SimilarityFromDistances
 from hlm.models.knn import KNNClassifier
+from hlm.models.local_sda import LocalSDA
 from hlm.models.psvm import PSVM
 from hlm.models.svm_knn import SVMKNN
 from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel
@@ -80,6 +81,8 @@ GRIDS = {
     "krr_knn": (KRRKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
+    "local_sda": (LocalSDA(), {"n_neighbors": [1, 2, 4, 8, 16, 32, 64]}),
+    "local_sda_continuous_exact": (LocalSDA(support="continuous", degenerate="exact"), {"n_neighbors": [2, 8, 32]}),
 }
 
 

@@ -7,6 +7,7 @@ from scipy.special import logsumexp
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils._param_validation import InvalidParameterError
 
+import hlm.models._local_sda_kernels as kernels
 import hlm.models.local_sda as lsda
 from hlm.errors import DataError
 from hlm.models.local_sda import (
@@ -21,6 +22,106 @@ from hlm.models.local_sda import (
     make_support,
     solve_lambda,
 )
+from hlm.models._local_sda_kernels import (
+    _STATUS_NAMES,
+    _log_scores_nb,
+    _raise_brent_error,
+    _row_model_nb,
+    _solve_lambda_nb,
+)
+from hlm.models.knn import break_vote_ties
+from hlm.models.local_sda import RowModel
+
+
+# ------------------------------------------------- the row-by-row reference of the compiled predict
+def _reference_predict(est: LocalSDA, S_te) -> tuple[np.ndarray, int]:
+    """``LocalSDA.predict`` row by row with ``fit_row``/``log_scores`` (the reference of the compiled kernel).
+
+    Returns (predicted labels, number of rows that used the fallback rule). Used by the tests.
+    """
+    S_te = est._check_predict_input(S_te)
+    nbs = est._neighbours(S_te)
+    out = np.empty(S_te.shape[0], dtype=np.intp)
+    n_deg = 0
+    for i, (s, nb) in enumerate(zip(S_te, nbs)):
+        out[i], fell_back = _reference_predict_row(est, s, nb)
+        n_deg += fell_back
+    return est.classes_[out], int(n_deg)
+
+
+def _reference_predict_row(est: LocalSDA, s: np.ndarray, nb: np.ndarray) -> tuple[int, bool]:
+    """Class index for one row, and whether the fallback rule was used."""
+    y_nb = est._y_idx[nb]
+    if np.all(y_nb == y_nb[0]):  # |G_x| = 1 -> that class [P]
+        return int(y_nb[0]), False
+    exact = est.degenerate == "exact"
+    prior = None if est.prior == "local" else np.log(est.class_prior_)
+    model = fit_row(est._S, s, nb, est._y_idx, est.support_, prior, stop_early=not exact)
+    degenerate = np.any(model.status != "ok")
+    if degenerate and not exact:
+        return _reference_fallback(est, s, nb, model), True
+    scores = log_scores(model, est.support_, exact=exact)
+    if np.all(scores == -np.inf):
+        return _reference_fallback(est, s, nb, model), True
+    return _reference_argmax(est, scores, model.classes, y_nb), False
+
+
+def _reference_argmax(est: LocalSDA, values: np.ndarray, classes: np.ndarray, y_nb: np.ndarray) -> int:
+    """argmax over G_x with the spec §5 tie rule (isclose, then prior pi_g, then best-ranked neighbour)."""
+    full = np.full((1, len(est.classes_)), -np.inf)
+    full[0, classes] = values
+    return int(break_vote_ties(full, est.class_prior_, y_nb[None, :])[0])
+
+
+def _reference_fallback(est: LocalSDA, s: np.ndarray, nb: np.ndarray, model: RowModel) -> int:
+    """Local nearest centroid argmax_h psi(x, mu_h) [V: Sadowski], or the k-NN vote (option ``knn``) [P]."""
+    y_nb = est._y_idx[nb]
+    if est.degenerate == "knn":
+        votes = np.bincount(y_nb, minlength=len(est.classes_)).astype(np.float64)[None, :]
+        return int(break_vote_ties(votes, est.class_prior_, y_nb[None, :])[0])
+    return _reference_argmax(est, model.t, model.classes, y_nb)
+
+
+# ------------------------------------------------- the compiled kernels, called like the reference
+def _fit_row_fast(S, s, nb, y_idx, n_classes, support: Support, prior=None, stop_early=False) -> RowModel:
+    """``fit_row`` through the compiled kernel (for tests): the same RowModel, status names included."""
+    discrete = support.omega is not None
+    omega = np.ascontiguousarray(support.omega if discrete else np.empty(0), dtype=np.float64)
+    w = np.empty(omega.size)
+    classes, mu, c, lam, status, log_prior, err, err_x = _row_model_nb(
+        np.ascontiguousarray(S, dtype=np.float64), np.ascontiguousarray(s, dtype=np.float64),
+        np.ascontiguousarray(nb, dtype=np.int64), np.ascontiguousarray(y_idx, dtype=np.int64), int(n_classes),
+        float(support.lo), float(support.hi), omega, discrete,
+        np.empty(0) if prior is None else np.ascontiguousarray(prior, dtype=np.float64), prior is not None,
+        bool(stop_early), w,
+    )
+    _raise_brent_error(err, err_x, 0)
+    return RowModel(classes.astype(np.intp), mu.astype(np.intp), s[mu], c, lam, _STATUS_NAMES[status], log_prior)
+
+
+def _log_scores_fast(model: RowModel, s, support: Support, exact: bool = False) -> np.ndarray:
+    """``log_scores`` through the compiled kernel (for tests)."""
+    discrete = support.omega is not None
+    omega = np.ascontiguousarray(support.omega if discrete else np.empty(0), dtype=np.float64)
+    codes = {name: i for i, name in enumerate(_STATUS_NAMES)}
+    status = np.array([[codes[x] for x in row] for row in model.status], dtype=np.int64).reshape(model.status.shape)
+    return _log_scores_nb(
+        np.asarray(model.classes, dtype=np.int64), np.asarray(model.mu, dtype=np.int64),
+        np.ascontiguousarray(s, dtype=np.float64), model.c, model.lam, status,
+        np.asarray(model.log_prior, dtype=np.float64), float(support.lo), float(support.hi), omega, discrete,
+        bool(exact), np.empty(omega.size),
+    )
+
+
+def _solve_lambda_fast(c: float, support: Support) -> tuple[float, str]:
+    """``solve_lambda`` through the compiled kernel (for tests)."""
+    discrete = support.omega is not None
+    omega = np.ascontiguousarray(support.omega if discrete else np.empty(0), dtype=np.float64)
+    lam, status, err = _solve_lambda_nb(float(c), float(support.lo), float(support.hi), omega, discrete,
+                                        np.empty(omega.size))
+    _raise_brent_error(err, lam, 0)
+    return float(lam), str(_STATUS_NAMES[status])
+
 
 
 def _discrete(omega):
@@ -222,6 +323,7 @@ def test_single_class_neighbourhood_shortcut(monkeypatch):
     monkeypatch.setattr(lsda, "fit_row", boom)
     # neighbours 0, 1 (both a) although b's single object is the global minority
     assert m.predict(np.array([[0.9, 0.8, 0.1, 0.7]]))[0] == "a" and m.n_degenerate_ == 0
+    assert _reference_predict(m, np.array([[0.9, 0.8, 0.1, 0.7]])) == (["a"], 0)
     b_only = LocalSDA(n_neighbors=1).fit(S_DEG, Y_DEG)
     assert b_only.predict(S_TE_DEG)[0] == "b"
 
@@ -274,3 +376,159 @@ def test_bad_input_and_params():
     for kw in bad_params:
         with pytest.raises(InvalidParameterError):
             LocalSDA(**kw).fit(S, y)
+
+
+# ---------------------------------------------------------------- compiled kernel == reference, bit for bit
+def _bits_equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == object or b.dtype == object:
+        return a.shape == b.shape and bool(np.all(a == b))
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+def _random_support(rng, kind):
+    if kind == "discrete":
+        return _discrete(rng.uniform(-1.0, 2.0, int(rng.integers(2, 80))))
+    if kind == "rounded":  # few distinct values, like Voting's
+        omega = np.unique(np.round(rng.uniform(0, 1, int(rng.integers(3, 1000))), int(rng.integers(1, 4))))
+        return _discrete(omega) if omega.size > 1 else _discrete([0.0, 1.0])
+    if kind == "grid":  # the max_support grid
+        return _discrete(np.linspace(0.0, 1.0, int(rng.integers(2, 1001))))
+    lo = float(rng.uniform(-1.0, 0.5))
+    return Support(lo, lo + float(rng.exponential(1.0)) + 1e-3)
+
+
+#: fractions q of c = lo + q r: interior, near the boundary tolerance 1e-9 r, beyond the cap, outside
+_EDGE_Q = (1e-12, 1e-10, 2e-9, 1e-8, 1e-7, 1e-5, 1e-3, 0.5, 1 - 1e-3, 1 - 1e-5, 1 - 1e-7, 1 - 1e-8,
+           1 - 2e-9, 1 - 1e-10, 0.0, 1.0, -0.1, 1.1)
+
+
+@pytest.mark.parametrize("kind", ["discrete", "rounded", "grid", "continuous"])
+def test_compiled_lambda_bit_identical_to_scipy_brentq(kind):
+    """The numba port of scipy's brentq.c (with the same bracket doubling) returns the very same
+    lambda and status as ``solve_lambda``, which calls scipy.optimize.brentq."""
+    from scipy.optimize import brentq
+
+    assert lsda.brentq is brentq
+    rng = np.random.default_rng({"discrete": 1, "rounded": 2, "grid": 3, "continuous": 4}[kind])
+    statuses = set()
+    for _ in range(120):
+        sup = _random_support(rng, kind)
+        for q in (*rng.uniform(0, 1, 6), *_EDGE_Q):
+            c = sup.lo + q * sup.r
+            ref = solve_lambda(c, sup)
+            fast = _solve_lambda_fast(c, sup)
+            assert fast[1] == ref[1] and fast[0] == ref[0], (c, sup.lo, sup.hi, ref, fast)
+            statuses.add(ref[1])
+    assert statuses == {"ok", "boundary", "cap"}
+
+
+def test_compiled_mean_and_log_z_bit_identical():
+    rng = np.random.default_rng(5)
+    lo, hi = -0.3, 1.2
+    r = hi - lo
+    lams = [0.0, 1e6, -1e6, *(np.array([1e-2, -1e-2]) / r), *(rng.normal(0, 1, 300) * 10.0 ** rng.integers(-6, 4, 300))]
+    lams += [t * (1 + e) / r for t in (1e-2, -1e-2) for e in (-1e-15, 1e-15, -1e-12, 1e-12)]  # series switch
+    omega = np.sort(rng.uniform(lo, hi, 333))
+    w = np.empty(omega.size)
+    for lam in lams:
+        lam = float(lam)
+        assert kernels._continuous_mean_nb(lam, lo, hi) == continuous_mean(lam, lo, hi)
+        assert kernels._continuous_log_z_nb(lam, lo, hi) == continuous_log_z(lam, lo, hi)
+        assert kernels._discrete_mean_nb(lam, omega, w) == discrete_mean(lam, omega)
+        assert kernels._discrete_log_z_nb(lam, omega, w) == discrete_log_z(lam, omega)
+
+
+def test_compiled_pairwise_sum_is_numpys():
+    rng = np.random.default_rng(6)
+    for n in [*range(1, 300), 511, 512, 513, 1000, 1023, 1024, 1025, 4099, 70001]:
+        a = np.exp(rng.normal(0, 3, n))
+        assert kernels._pairwise_sum(a, 0, n) == a.sum()
+
+
+def _random_problem(rng, n, n_classes, style):
+    """A similarity fold with 2-4 classes: smooth, rounded (ties, few values), noisy (negative,
+    asymmetric) or with duplicated columns."""
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    X = rng.normal(size=(n, 3)) + 1.5 * np.eye(3)[y % 3]
+    S = np.exp(-np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1)))
+    if style == "rounded":
+        S = np.round(S, 1)
+    elif style == "noisy":
+        S = S + 0.05 * rng.normal(size=S.shape)
+    elif style == "duplicates":
+        S = np.round(S * 16) / 16
+        S[:, 1] = S[:, 0]
+    val = np.arange(n) % 3 == 0
+    return S[np.ix_(~val, ~val)], y[~val], S[np.ix_(val, ~val)]
+
+
+STYLES = ["smooth", "rounded", "noisy", "duplicates"]
+
+
+@pytest.mark.parametrize("support", ["discrete", "continuous"])
+@pytest.mark.parametrize("prior", ["local", "global"])
+def test_compiled_row_model_and_scores_bit_identical(support, prior):
+    """Centroids, c, lambda, statuses, log prior and scores of the kernel equal fit_row/log_scores exactly."""
+    rng = np.random.default_rng(7)
+    n_rows, statuses = 0, set()
+    for trial in range(8):
+        S_fit, y_fit, S_val = _random_problem(rng, 60, 2 + trial % 3, STYLES[trial % 4])
+        max_support = 1000 if trial % 2 else 20
+        m = LocalSDA(n_neighbors=4 + 5 * (trial % 3), support=support, prior=prior, max_support=max_support)
+        m.fit(S_fit, y_fit)
+        log_prior = None if prior == "local" else np.log(m.class_prior_)
+        for s, nb in zip(S_val, m._neighbours(S_val)):
+            if np.all(m._y_idx[nb] == m._y_idx[nb[0]]):
+                continue
+            for stop_early in (False, True):
+                ref = fit_row(m._S, s, nb, m._y_idx, m.support_, log_prior, stop_early=stop_early)
+                fast = _fit_row_fast(m._S, s, nb, m._y_idx, len(m.classes_), m.support_, log_prior, stop_early)
+                for field in ("classes", "mu", "t", "c", "lam", "status", "log_prior"):
+                    assert _bits_equal(getattr(ref, field), getattr(fast, field)), field
+                statuses |= set(ref.status.ravel())
+                n_rows += 1
+                if not stop_early:
+                    for exact in (False, True):
+                        assert _bits_equal(log_scores(ref, m.support_, exact=exact),
+                                           _log_scores_fast(ref, s, m.support_, exact=exact))
+    assert n_rows > 100 and {"ok", "boundary"} <= statuses
+
+
+@pytest.mark.parametrize("support", ["discrete", "continuous"])
+@pytest.mark.parametrize("degenerate", ["centroid", "knn", "exact"])
+@pytest.mark.parametrize("prior", ["local", "global"])
+def test_compiled_predict_equals_reference(support, degenerate, prior):
+    """predict (compiled kernel) == the row-by-row reference: labels and fallback counts."""
+    rng = np.random.default_rng(8)
+    n_fallback = n_scored = 0
+    for trial in range(8):
+        S_fit, y_fit, S_val = _random_problem(rng, 75, 2 + trial % 3, STYLES[trial % 4])
+        for k in (1, 2, 3, 6, 12, 30):
+            m = LocalSDA(n_neighbors=k, support=support, prior=prior, degenerate=degenerate,
+                         max_support=1000 if trial % 2 else 25).fit(S_fit, y_fit)
+            pred = m.predict(S_val)
+            ref, n_deg = _reference_predict(m, S_val)
+            np.testing.assert_array_equal(pred, ref, err_msg=f"trial {trial}, k {k}")
+            assert m.n_degenerate_ == n_deg
+            n_fallback += n_deg
+            n_scored += len(S_val) - n_deg
+    assert n_fallback > 0 and n_scored > 0
+
+
+def test_predict_grid_equals_refits_for_every_option():
+    from hlm.models._grid import predict_each
+
+    rng = np.random.default_rng(9)
+    S_fit, y_fit, S_val = _random_problem(rng, 90, 3, "rounded")
+    grid = [{"n_neighbors": k} for k in (1, 2, 4, 8, 16, 32, 64, 128)]
+    for support in ("discrete", "continuous"):
+        for degenerate in ("centroid", "knn", "exact"):
+            est = LocalSDA(support=support, degenerate=degenerate, prior="global")
+            for a, b in zip(est.predict_grid(S_fit, y_fit, S_val, grid), predict_each(est, S_fit, y_fit, S_val, grid)):
+                np.testing.assert_array_equal(a, b)
+    mixed = [{"n_neighbors": 4, "support": "continuous"}, {"n_neighbors": 8}]  # not k alone: one refit per point
+    est = LocalSDA()
+    for a, b in zip(est.predict_grid(S_fit, y_fit, S_val, mixed), predict_each(est, S_fit, y_fit, S_val, mixed)):
+        np.testing.assert_array_equal(a, b)

@@ -21,6 +21,16 @@ evaluated at psi(x, mu_h) even when that value is not a point of Omega (a new
 test similarity) or lies outside [min Omega, max Omega]; with the ``exact``
 option a matched point mass adds log 1 = 0, also for the continuous support
 (a mass next to densities, a convention).
+
+Implementation: the functions below (``solve_lambda`` with scipy's ``brentq``,
+``local_centroids``, ``fit_row``, ``log_scores``) state the method row by row
+and are the reference. ``LocalSDA.predict`` runs all rows in one compiled
+kernel (``_predict_rows``, in ``_local_sda_kernels``) that repeats the same floating-point operations in
+the same order -- numpy's pairwise summation, the BLAS dot product, libm's
+exp/log/expm1/pow and a port of scipy's ``brentq.c`` -- so every lambda, score
+and prediction is bit-identical to the reference (tested in
+tests/test_local_sda.py). ``predict_grid`` shares the support and the
+neighbour ranking of a CV fold across the grid of k.
 """
 
 from __future__ import annotations
@@ -30,19 +40,15 @@ from numbers import Integral
 
 import numpy as np
 from scipy.optimize import brentq
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import SimilarityClassifier
 from hlm.models.knn import break_vote_ties
-
-#: relative tolerance (times r) for "c is on the boundary of Omega" [P: spec §6.5]
-BOUNDARY_RTOL = 1e-9
-#: |lambda| <= LAMBDA_CAP / r; hitting it counts as degenerate [P: spec §6.5]
-LAMBDA_CAP = 1e3
-#: Brent's xtol is XTOL / r [P: spec §6.5]
-XTOL = 1e-10
-#: below this |lambda r| the continuous mean uses its Taylor series (lambda -> 0 limit)
-_SERIES_T = 1e-2
+from hlm.models._local_sda_kernels import (  # noqa: F401 - the constants are part of this module's API
+    BOUNDARY_RTOL, LAMBDA_CAP, XTOL, _BRENT_MAXITER, _BRENT_RTOL, _DEGENERATE_CODE, _SERIES_T,
+    _predict_rows, _raise_brent_error,
+)
 
 
 # ----------------------------------------------------------------- supports
@@ -315,41 +321,41 @@ class LocalSDA(SimilarityClassifier):
 
     def predict(self, S_te):
         S_te = self._check_predict_input(S_te)
-        nbs = self._neighbours(S_te)
-        out = np.empty(S_te.shape[0], dtype=np.intp)
-        n_deg = 0
-        for i, (s, nb) in enumerate(zip(S_te, nbs)):
-            out[i], fell_back = self._predict_row(s, nb)
-            n_deg += fell_back
-        self.n_degenerate_ = int(n_deg)
+        out, fell_back = self._predict_idx(S_te, self._neighbours(S_te))
+        self.n_degenerate_ = int(fell_back.sum())
         return self.classes_[out]
 
-    def _predict_row(self, s: np.ndarray, nb: np.ndarray) -> tuple[int, bool]:
-        """Class index for one row, and whether the fallback rule was used."""
-        y_nb = self._y_idx[nb]
-        if np.all(y_nb == y_nb[0]):  # |G_x| = 1 -> that class [P]
-            return int(y_nb[0]), False
-        exact = self.degenerate == "exact"
-        prior = None if self.prior == "local" else np.log(self.class_prior_)
-        model = fit_row(self._S, s, nb, self._y_idx, self.support_, prior, stop_early=not exact)
-        degenerate = np.any(model.status != "ok")
-        if degenerate and not exact:
-            return self._fallback(s, nb, model), True
-        scores = log_scores(model, self.support_, exact=exact)
-        if np.all(scores == -np.inf):
-            return self._fallback(s, nb, model), True
-        return self._argmax(scores, model.classes, y_nb), False
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: one fit (support) and one neighbour ranking, the predictions of
+        every k from its prefixes (equal to refitting per grid point, tested)."""
+        if any(set(p) - {"n_neighbors"} for p in grid):
+            return super().predict_grid(S_fit, y, S_val, grid)
+        model = clone(self).fit(S_fit, y)
+        S = model._check_predict_input(S_val)
+        order = np.argsort(-S, axis=1, kind="stable")
+        out = []
+        for p in grid:
+            model.set_params(n_neighbors=p.get("n_neighbors", self.n_neighbors))._validate_params()
+            k = min(int(model.n_neighbors), S.shape[1])
+            idx, fell_back = model._predict_idx(S, order[:, :k])
+            model.n_degenerate_ = int(fell_back.sum())
+            out.append(model.classes_[idx])
+        return out
 
-    def _argmax(self, values: np.ndarray, classes: np.ndarray, y_nb: np.ndarray) -> int:
-        """argmax over G_x with the spec §5 tie rule (isclose, then prior pi_g, then best-ranked neighbour)."""
-        full = np.full((1, len(self.classes_)), -np.inf)
-        full[0, classes] = values
-        return int(break_vote_ties(full, self.class_prior_, y_nb[None, :])[0])
-
-    def _fallback(self, s: np.ndarray, nb: np.ndarray, model: RowModel) -> int:
-        """Local nearest centroid argmax_h psi(x, mu_h) [V: Sadowski], or the k-NN vote (option ``knn``) [P]."""
-        y_nb = self._y_idx[nb]
-        if self.degenerate == "knn":
-            votes = np.bincount(y_nb, minlength=len(self.classes_)).astype(np.float64)[None, :]
-            return int(break_vote_ties(votes, self.class_prior_, y_nb[None, :])[0])
-        return self._argmax(model.t, model.classes, y_nb)
+    def _predict_idx(self, S_te: np.ndarray, nbs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Class index per row and whether the row used the fallback rule (compiled ``_predict_rows``)."""
+        sup = self.support_
+        discrete = sup.omega is not None
+        omega = np.ascontiguousarray(sup.omega if discrete else np.empty(0), dtype=np.float64)
+        log_prior = np.log(self.class_prior_) if self.prior == "global" else np.empty(0)
+        out, fell_back, err, err_row, err_x = _predict_rows(
+            np.ascontiguousarray(self._S, dtype=np.float64),
+            np.ascontiguousarray(S_te, dtype=np.float64),
+            np.ascontiguousarray(nbs, dtype=np.int64),
+            np.ascontiguousarray(self._y_idx, dtype=np.int64),
+            len(self.classes_), float(sup.lo), float(sup.hi), omega, discrete,
+            np.ascontiguousarray(log_prior, dtype=np.float64), self.prior == "global",
+            _DEGENERATE_CODE[self.degenerate], np.ascontiguousarray(self.class_prior_, dtype=np.float64),
+        )
+        _raise_brent_error(err, err_x, err_row)
+        return out.astype(np.intp), fell_back
