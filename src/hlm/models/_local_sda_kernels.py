@@ -126,23 +126,27 @@ def _pairwise_sum(a, start, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _discrete_mean_nb(lam, omega, w):  # pragma: no cover - compiled
-    """``discrete_mean``; ``w`` is scratch of omega's size."""
+def _tilt(lam, omega, w):  # pragma: no cover - compiled
+    """w = exp(lam (omega - top)) with top the support end where lam * omega is largest; returns top."""
     n = omega.size
     top = omega[n - 1] if lam >= 0 else omega[0]
     for i in range(n):
         w[i] = np.exp(lam * (omega[i] - top))
-    return np.dot(w, omega) / _pairwise_sum(w, 0, n)
+    return top
+
+
+@njit(cache=True)
+def _discrete_mean_nb(lam, omega, w):  # pragma: no cover - compiled
+    """``discrete_mean``; ``w`` is scratch of omega's size."""
+    _tilt(lam, omega, w)
+    return np.dot(w, omega) / _pairwise_sum(w, 0, omega.size)
 
 
 @njit(cache=True)
 def _discrete_log_z_nb(lam, omega, w):  # pragma: no cover - compiled
     """``discrete_log_z``; ``w`` is scratch of omega's size."""
-    n = omega.size
-    top = omega[n - 1] if lam >= 0 else omega[0]
-    for i in range(n):
-        w[i] = np.exp(lam * (omega[i] - top))
-    return lam * top + np.log(_pairwise_sum(w, 0, n))
+    top = _tilt(lam, omega, w)
+    return lam * top + np.log(_pairwise_sum(w, 0, omega.size))
 
 
 @njit(cache=True)
