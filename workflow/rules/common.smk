@@ -170,6 +170,19 @@ def cv_from_input(method):
     return {}
 
 
+# Scheduling: among ready jobs Snakemake starts the highest priority first. The
+# data stages unblock everything; the costliest methods start before the cheap
+# ones, so that the run does not end on one long job while the other cores idle
+# (longest first). HLM(vsh) goes first of all: HLM(kernel-vsh) waits for it.
+DATA_PRIORITY = 100
+COSTLY_METHODS = {"hlm_vsh": 20, "svm_knn": 10, "kri_knn": 10, "psvm": 10, "svm_features_rbf": 5, "krr_knn": 5,
+                  "hlm_gknn": 5, "hlm_agg": 5}
+
+
+def method_priority(method):
+    return COSTLY_METHODS.get(method, 0)
+
+
 def method_threads(method):
     """Threads (CV worker processes) of a method's jobs; Snakemake caps them at --cores."""
     return config.get("threads_per_job", 1) if METHODS[method].parallel_cv else 1

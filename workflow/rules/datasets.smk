@@ -2,6 +2,7 @@
 
 
 rule preprocess:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         dataset=names_regex(MATRIX_DATASETS),
     input:
@@ -34,6 +35,7 @@ rule preprocess:
 
 
 checkpoint objects:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         dataset=names_regex(OBJECT_DATASETS),
     input:
@@ -54,6 +56,7 @@ checkpoint objects:
 
 
 rule distance_block:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         dataset=names_regex(OBJECT_DATASETS),
         i0=r"\d+",
@@ -77,6 +80,7 @@ rule distance_block:
 
 
 rule distances_from_blocks:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         dataset=names_regex(OBJECT_DATASETS),
     input:

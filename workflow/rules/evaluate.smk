@@ -24,6 +24,7 @@ for _method in METHODS:
             cv_folds=config["cv_folds"],
             method_params=config.get("method_params", {}).get(_method, {}),
         threads: method_threads(_method)
+        priority: method_priority(_method)
         log:
             f"logs/evaluate/{{dataset}}/{_method}.log",
         conda:

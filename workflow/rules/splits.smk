@@ -2,6 +2,7 @@
 
 
 rule splits:
+    priority: DATA_PRIORITY
     input:
         distances="results/distances/{dataset}.parquet",
         code=src("evaluation/splits.py", "evaluation/seeds.py", "stages/data.py"),
