@@ -8,6 +8,7 @@
 
 
 rule track:
+    priority: DATA_PRIORITY  # cheap: log a data set as soon as its methods are done, not all at the end
     input:
         evaluations=lambda wc: [f"results/evaluation/{wc.dataset}/{m}.parquet" for m in dataset_methods(wc.dataset)],
         predictions=lambda wc: [f"results/predictions/{wc.dataset}/{m}.parquet" for m in dataset_methods(wc.dataset)],
