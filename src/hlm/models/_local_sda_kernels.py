@@ -412,15 +412,22 @@ def _log_scores_nb(classes, mu, s, c, lam, status, log_prior, lo, hi, omega, dis
 
 
 @njit(cache=True)
+def _max_nb(x):  # pragma: no cover - compiled
+    """``np.max(x)``: NaN if any element is NaN."""
+    mx = x[0]
+    for i in range(1, x.size):
+        if x[i] > mx or np.isnan(x[i]):
+            mx = x[i]
+            if np.isnan(mx):
+                break
+    return mx
+
+
+@njit(cache=True)
 def _break_ties_nb(votes, prior, ranked):  # pragma: no cover - compiled
     """``hlm.models.knn.break_vote_ties`` of one row."""
     n = votes.size
-    mx = votes[0]
-    for i in range(1, n):
-        if votes[i] > mx or np.isnan(votes[i]):
-            mx = votes[i]
-            if np.isnan(mx):
-                break
+    mx = _max_nb(votes)
     top = np.empty(n, dtype=np.bool_)
     for i in range(n):
         x = votes[i]
@@ -428,12 +435,7 @@ def _break_ties_nb(votes, prior, ranked):  # pragma: no cover - compiled
     masked = np.empty(n)
     for i in range(n):
         masked[i] = prior[i] if top[i] else -np.inf
-    mp = masked[0]
-    for i in range(1, n):
-        if masked[i] > mp or np.isnan(masked[i]):
-            mp = masked[i]
-            if np.isnan(mp):
-                break
+    mp = _max_nb(masked)
     n_top = 0
     winner = -1
     for i in range(n):
