@@ -206,6 +206,15 @@ def logged_run(pair: str, digest: str, experiment: str = "hlm") -> str | None:
     return runs[0].info.run_id if runs else None
 
 
+def _open(pair: str, path, experiment: str) -> tuple[str, str, str | None]:
+    """(experiment id, SHA-256 of the result file, the pair's run already recording it or None)."""
+    from hlm.data.prepare import file_sha256
+
+    digest = file_sha256(path)
+    exp_id = init_store(experiment)
+    return exp_id, digest, logged_run(pair, digest, experiment)
+
+
 def _warnings(row) -> list[str]:
     """Warnings the fit raised on one split (the evaluation's ``warnings`` JSON column)."""
     raw = getattr(row, "warnings", None)
@@ -244,12 +253,8 @@ def log_pair(
     (same SHA-256, tag ``hlm.digest`` on the parent), nothing is logged.
     Returns the parent run id.
     """
-    from hlm.data.prepare import file_sha256
-
     pair = f"{dataset}/{method}"
-    digest = file_sha256(evaluation_path)
-    exp_id = init_store(experiment)
-    existing = logged_run(pair, digest, experiment)
+    exp_id, digest, existing = _open(pair, evaluation_path, experiment)
     if existing:
         return existing
     evaluation = pd.read_parquet(evaluation_path).sort_values("split")
@@ -316,12 +321,8 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
     Parquet file is the artifact. Reruns replace the previous run (tag ``hlm.pair``
     = ``{dataset}/{scheme}``), or log nothing for the same file, as in :func:`log_pair`.
     """
-    from hlm.data.prepare import file_sha256
-
     pair = f"{dataset}/{scheme}"
-    digest = file_sha256(path)
-    exp_id = init_store(experiment)
-    existing = logged_run(pair, digest, experiment)
+    exp_id, digest, existing = _open(pair, path, experiment)
     if existing:
         return existing
     frame = pd.read_parquet(path)

@@ -118,8 +118,8 @@ def select_params(
     if len(searched) <= 1:
         return (dict(searched[0]) if searched else {}), searched, np.zeros(0)
     known = known or {}
-    todo = [p for p in searched if grid_key(p) not in known]
+    keys = [grid_key(p) for p in searched]
+    todo = [p for p, key in zip(searched, keys) if key not in known]
     computed = iter(cv_errors(estimator, D, y, todo, folds, n_jobs).mean(axis=1)) if todo else iter(())
-    means = np.array([known[grid_key(p)] if grid_key(p) in known else next(computed) for p in searched],
-                     dtype=np.float64)
+    means = np.array([known[key] if key in known else next(computed) for key in keys], dtype=np.float64)
     return dict(searched[int(np.argmin(means))]), searched, means
