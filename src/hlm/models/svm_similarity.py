@@ -66,10 +66,14 @@ def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale
     return svc, hit
 
 
-def fit_precomputed(K, y, *, C, max_iter, cache_size) -> PrecomputedSVC:
-    """``PrecomputedSVC`` (one-vs-one, equal to ``SVC(kernel="precomputed")``, tested) fitted on K;
-    its ``hit_max_iter`` says whether libsvm stopped at ``max_iter`` (no warning of its own)."""
-    return PrecomputedSVC(float(C), max_iter=int(max_iter), cache_size=float(cache_size)).fit(K, y)
+def fit_precomputed(estimator, y_idx: np.ndarray, what: str) -> None:
+    """Fit ``estimator.svc_``: ``PrecomputedSVC`` (one-vs-one, equal to ``SVC(kernel="precomputed")``,
+    tested) on ``estimator._kernel``; set ``converged_`` and warn, naming ``what``, if libsvm hit max_iter."""
+    estimator.svc_ = PrecomputedSVC(float(estimator.C), max_iter=int(estimator.max_iter),
+                                    cache_size=float(estimator.cache_size)).fit(estimator._kernel, y_idx)
+    estimator.converged_ = not estimator.svc_.hit_max_iter
+    if not estimator.converged_:
+        warn_max_iter(what, estimator.C, estimator.max_iter)
 
 
 def warn_max_iter(what: str, C: float, max_iter: int, detail: str = "") -> None:
@@ -143,10 +147,7 @@ class SVMSimilarityKernel(SimilarityClassifier):
         return y_idx
 
     def _fit_svc(self, y_idx: np.ndarray) -> None:
-        self.svc_ = fit_precomputed(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
-        self.converged_ = not self.svc_.hit_max_iter
-        if not self.converged_:
-            warn_max_iter(f"SVM (sims-as-kernel, {self.spectrum})", self.C, self.max_iter)
+        fit_precomputed(self, y_idx, f"SVM (sims-as-kernel, {self.spectrum})")
 
     def _test_kernel(self, S: np.ndarray) -> np.ndarray:
         return self.transform_.transform_test(S)
@@ -247,10 +248,7 @@ class SVMSimilarityFeatures(SimilarityClassifier):
             self._kernel = (K + K.T) / 2.0
 
     def _fit_svc(self, y_idx: np.ndarray) -> None:
-        self.svc_ = fit_precomputed(self._kernel, y_idx, C=self.C, max_iter=self.max_iter, cache_size=self.cache_size)
-        self.converged_ = not self.svc_.hit_max_iter
-        if not self.converged_:
-            warn_max_iter(f"SVM (sims-as-features, {self.kernel})", self.C, self.max_iter)
+        fit_precomputed(self, y_idx, f"SVM (sims-as-features, {self.kernel})")
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: features and squared distances once, the kernel per gamma,
