@@ -77,3 +77,15 @@ def test_input_errors():
         model.predict(K_te[:, :-1])
     with pytest.raises(ValueError, match="columns"):
         model.decision_function(K_te[0])
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_fit_encoded_equals_fit(n_classes):
+    """Labels encoded once by the caller (SVM-KNN fits every C on one encoding) give fit's model."""
+    K, y, K_te = _problem(n_classes, seed=7, kind="rbf")
+    classes, y_enc = np.unique(y, return_inverse=True)
+    ours = PrecomputedSVC(10.0).fit_encoded(K, y_enc.astype(np.float64), classes)
+    ref = PrecomputedSVC(10.0).fit(K, y)
+    for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name), err_msg=name)
+    np.testing.assert_array_equal(ours.predict(K_te), ref.predict(K_te))

@@ -100,8 +100,11 @@ class SVMKNN(SimilarityClassifier):
             key = tuple(N.tolist())
             if key not in cache:
                 transform = fit_spectrum(self.S_fit_[np.ix_(N, N)], "clip")
+                present, local = np.unique(labels, return_inverse=True)  # encoded once for every C
+                local = local.astype(np.float64)
                 svcs = [
-                    PrecomputedSVC(C, max_iter=self.max_iter, cache_size=self.cache_size).fit(transform.kernel, labels)
+                    PrecomputedSVC(C, max_iter=self.max_iter, cache_size=self.cache_size)
+                    .fit_encoded(transform.kernel, local, present)
                     for C in costs
                 ]
                 cache[key] = (transform, svcs)
