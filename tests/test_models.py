@@ -174,3 +174,20 @@ def test_kernel_hlm_u_is_d_option_equals_squared_on_root_distances():
     b = KernelHLM().fit(np.sqrt(D), y)
     assert a.shape_ == b.shape_ and a.scale_ == pytest.approx(b.scale_)
     np.testing.assert_allclose(a.predict_log_proba(Dt), b.predict_log_proba(np.sqrt(Dt)))
+
+
+def test_cached_parameter_names_equal_sklearns():
+    """``CachedParamNames`` returns BaseEstimator's __init__ parameter names for every method's estimators."""
+    from sklearn.base import BaseEstimator, clone
+
+    from hlm.methods import METHODS
+
+    seen = 0
+    for spec in METHODS.values():
+        est = spec.make()
+        for obj in [est, *[v for v in est.get_params(deep=True).values() if isinstance(v, BaseEstimator)]]:
+            cls = type(obj)
+            assert cls._get_param_names() == BaseEstimator._get_param_names.__func__(cls), cls.__name__
+            assert clone(obj).get_params(deep=False).keys() == obj.get_params(deep=False).keys()
+            seen += 1
+    assert seen >= len(METHODS)

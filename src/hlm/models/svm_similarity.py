@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from hlm.data.validation import nonfinite
 from hlm.errors import DataError
-from hlm.models._base import SimilarityClassifier
+from hlm.models._base import CachedParamNames, SimilarityClassifier
 from hlm.models._grid import group_grid
 from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
@@ -306,7 +306,7 @@ def _svm_grid_path(estimator, S_fit, y, S_val, grid: list[dict], inner: tuple[st
 
 
 # ---------------------------------------------------------------- HLM end of 5.3
-class SVMVectors(ClassifierMixin, BaseEstimator):
+class SVMVectors(ClassifierMixin, CachedParamNames, BaseEstimator):
     """Standard SVM on raw feature vectors (HLM paper, end of 5.3); ``fit(X, y)``, ``predict(X_te)``.
 
     Features are standardised with the fit-set mean and sd (a constant feature
