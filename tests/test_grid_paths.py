@@ -78,6 +78,7 @@ GRIDS = {
     "affinity_knn": (AffinityKNN(), {"n_neighbors": [1, 4, 16, 64]}),
     "kri_knn": (KRIKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "kri_knn_raw": (KRIKNN(test_transform="raw"), {"n_neighbors": [4, 16], "ridge": [1.0, 0.01]}),
+    "kri_knn_unsorted": (KRIKNN(), {"n_neighbors": [32, 1, 8, 2, 128], "ridge": [0.001, 10.0, 0.1]}),
     "krr_knn": (KRRKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),

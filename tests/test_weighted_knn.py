@@ -232,6 +232,41 @@ def test_warm_started_simplex_qp_equals_cold():
             np.testing.assert_array_equal(warm > 0, cold > 0)
 
 
+def test_warm_start_from_padded_smaller_k_solution_equals_cold():
+    """The KRI CV path's warm start: the solution of the leading k' x k' block (the k'-NN
+    neighbourhood), padded with zeros, starts the k problem; nested problems with duplicated
+    neighbours (singular S_N, ties) included. Same weights and support as the cold start."""
+    rng = np.random.default_rng(22)
+    for K in (2, 5, 16, 48, 128):
+        pairs = [_similarity_qp(rng, K) for _ in range(10)]
+        A, b = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+        cold = kri.simplex_qp_rows(A, b)
+        for k_small in sorted({1, 2, K // 4, K // 2, K - 1, K} - {0}):
+            if k_small == 1:
+                small = np.ones((10, 1))
+            else:
+                small = kri.simplex_qp_rows(A[:, :k_small, :k_small], b[:, :k_small])
+            w0 = np.zeros((10, K))
+            w0[:, :k_small] = small
+            warm = kri.simplex_qp_rows(A, b, w0=w0)
+            np.testing.assert_allclose(warm, cold, rtol=0, atol=1e-10, err_msg=f"K={K} k'={k_small}")
+            np.testing.assert_array_equal(warm > 0, cold > 0)
+    # exactly duplicated neighbours: the duplicates get equal weights either way
+    X = rng.normal(size=(8, 3))
+    X = X[[0, 1, 1, 2, 3, 3, 3, 4, 5, 6, 7, 7]]
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    A = (X @ X.T + 1e-3 * np.eye(12))[None]
+    b = (X @ np.array([0.6, 0.8, 0.0]))[None]
+    cold = kri.simplex_qp_rows(A, b)
+    for k_small in (1, 2, 3, 5, 6, 11):
+        w0 = np.zeros((1, 12))
+        small = np.ones((1, 1)) if k_small == 1 else kri.simplex_qp_rows(A[:, :k_small, :k_small], b[:, :k_small])
+        w0[:, :k_small] = small
+        warm = kri.simplex_qp_rows(A, b, w0=w0)
+        np.testing.assert_allclose(warm, cold, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(warm[0, [1, 4, 10]], warm[0, [2, 5, 11]], rtol=0, atol=1e-10)
+
+
 def test_simplex_qp_warns_when_the_iteration_cap_is_hit():
     rng = np.random.default_rng(14)
     A, b = _similarity_qp(rng, 40)
@@ -313,6 +348,55 @@ def test_kri_batched_weights_equal_per_row_fit_spectrum_and_reference_qp(monkeyp
     W_memo = model.neighbour_weights(S2_te)[1]
     monkeypatch.setattr(weighted_knn, "_clip_memo", None)
     np.testing.assert_array_equal(model.neighbour_weights(S2_te)[1], W_memo)
+
+
+def test_kri_grid_path_weights_equal_per_point_weights(monkeypatch):
+    """``_weights_path`` as ``predict_grid`` runs it (k increasing, the ``warm`` state carried
+    from one k to the next, ridges in any order) gives the weights of one fit per grid point.
+    Indefinite similarities with duplicated objects (singular neighbourhood blocks), on the
+    [0, 1] scale and scaled up (as 1/d similarities: the ridges are then small, the supports
+    hardly change with the ridge, and both warm starts of ``_nearer_start`` are taken)."""
+    from hlm.models import weighted_knn
+
+    chosen = []
+
+    def recording(by_ridge, by_k, corner):
+        w0 = weighted_knn_nearer(by_ridge, by_k, corner)
+        chosen.extend((w0 == by_ridge).all(axis=1) & (by_ridge != by_k).any(axis=1))
+        return w0
+
+    weighted_knn_nearer = weighted_knn._nearer_start
+    monkeypatch.setattr(weighted_knn, "_nearer_start", recording)
+    rng = np.random.default_rng(16)
+    S, S_te = _indefinite_similarity(rng, 80, 15)
+    S[60:], S[:, 60:] = S[:20], S[:, :20]  # objects 60..79 duplicate 0..19
+    S_te[:, 60:] = S_te[:, :20]
+    y = np.arange(80) % 3
+    ridges = [0.01, 10.0, 0.001, 1.0, 0.1]  # not sorted: the path orders them itself
+    for transform, scale in (("consistent", 1.0), ("raw", 1.0), ("consistent", 300.0)):
+        S, S_te = scale * S, scale * S_te
+        warm: dict = {}
+        for k in (1, 2, 4, 8, 16, 32, 64, 80):
+            model = KRIKNN(n_neighbors=k, test_transform=transform).fit(S, y)
+            nb = model._neighbours(S_te)
+            path = model._weights_path(S_te, nb, [{"ridge": lam} for lam in ridges], warm)
+            assert sorted(warm) == sorted(ridges) and all(w.shape == (15, k) for w in warm.values())
+            for lam, W in zip(ridges, path):
+                ref = KRIKNN(n_neighbors=k, ridge=lam, test_transform=transform).fit(S, y).neighbour_weights(S_te)[1]
+                # scaled: A is ill-conditioned (cond up to ~1e7 at ridge 1e-3), rounding is amplified
+                atol = 1e-10 if scale == 1.0 else 1e-7
+                np.testing.assert_allclose(W, ref, rtol=0, atol=atol, err_msg=f"k={k} ridge={lam}")
+                if scale == 1.0:
+                    np.testing.assert_array_equal(W > 0, ref > 0)
+        S, S_te = S / scale, S_te / scale
+    assert 5 <= sum(chosen) <= len(chosen) - 5  # both starts (where they differ) were taken
+    # state from other rows, or from a larger k, is not used as a start
+    model = KRIKNN(n_neighbors=8, ridge=0.1).fit(S, y)
+    nb = model._neighbours(S_te)
+    ref = model.neighbour_weights(S_te)[1]
+    for warm in ({0.1: np.full((3, 4), 0.25)}, {0.1: np.full((15, 16), 1 / 16)}):
+        np.testing.assert_allclose(model._weights_path(S_te, nb, [{"ridge": 0.1}, {"ridge": 1.0}], warm)[0], ref,
+                                   rtol=0, atol=1e-10)
 
 
 def test_kri_huge_ridge_is_the_knn_vote():

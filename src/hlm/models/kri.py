@@ -77,7 +77,8 @@ def simplex_qp_rows(
 
     ``w0`` (m x k, each row on the simplex), if given, is a warm start: each row
     starts at w0 with F = its support (A_FF^{-1} computed directly; ``A_inv`` is
-    then not used), e.g. the solution for the previous ridge of a CV grid. The
+    then not used), e.g. the solution for the previous ridge of a CV grid, or for the
+    same ridge at the previous k padded with zeros (``KRIKNN._weights_path``). The
     minimiser is unique (A positive definite), so the result is the same up to
     rounding; only the path is shorter.
     """

@@ -82,22 +82,37 @@ class _LocalWeightedVote(SimilarityClassifier):
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: one ranking of the fit set per fold, neighbourhoods
-        per k, and the ``_path_params`` (the ridge) varied on fixed neighbourhoods
-        (``_weights_path``); equal to refitting per grid point (tested)."""
+        per k (in increasing k), and the ``_path_params`` (the ridge) varied on fixed
+        neighbourhoods (``_weights_path``, which may carry state from one k to the next);
+        equal to refitting per grid point (tested)."""
         out: list = [None] * len(grid)
         order = None
-        for outer, points in group_grid(self, grid, self._path_params).items():
+        warm: dict = {}  # state handed from one neighbourhood size to the next (``_weights_path``)
+        groups = group_grid(self, grid, self._path_params)
+        k_default = self.get_params(deep=False)["n_neighbors"]
+
+        def k_of(item):
+            return int(dict(item[0]).get("n_neighbors", k_default))
+
+        for outer, points in sorted(groups.items(), key=k_of):
             model = clone(self).set_params(**dict(outer)).fit(S_fit, y)
             S_te = model._check_predict_input(S_val)
             if order is None:
                 order = np.argsort(-S_te, axis=1, kind="stable")
             nb = order[:, : min(int(model.n_neighbors), S_te.shape[1])]
-            for (g, _), w in zip(points, model._weights_path(S_te, nb, [p for _, p in points])):
+            for (g, _), w in zip(points, model._weights_path(S_te, nb, [p for _, p in points], warm)):
                 out[g] = model.classes_[break_vote_ties(model._scores(nb, w), model.class_prior_, model._y_idx[nb])]
         return out
 
-    def _weights_path(self, S_te: np.ndarray, nb: np.ndarray, params: list[dict]) -> list[np.ndarray]:
-        """Vote weights for each parameter setting in turn (subclasses share work across them)."""
+    def _weights_path(
+        self, S_te: np.ndarray, nb: np.ndarray, params: list[dict], warm: dict | None = None
+    ) -> list[np.ndarray]:
+        """Vote weights for each parameter setting in turn (subclasses share work across them).
+
+        ``warm`` (a dict, or None) is kept by ``predict_grid`` across the neighbourhood sizes of
+        one fold, visited in increasing k on the same rows; a subclass may read and update it
+        (KRI: warm starts). The weights must not depend on it.
+        """
         weights = []
         for p in params:
             self.set_params(**p)
@@ -183,43 +198,107 @@ class KRIKNN(_LocalWeightedVote):
     def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
         return self._weights_path(S_te, nb, [{"ridge": self.ridge}])[0]
 
-    def _weights_path(self, S_te: np.ndarray, nb: np.ndarray, params: list[dict]) -> list[np.ndarray]:
-        """Weights for each ridge in turn: one local clip, and each QP after the first warm-started
-        from the previous ridge's weights (same unique minimiser, shorter active-set path)."""
+    def _weights_path(
+        self, S_te: np.ndarray, nb: np.ndarray, params: list[dict], warm: dict | None = None
+    ) -> list[np.ndarray]:
+        """Weights for each ridge: one local clip, then the QPs from the largest ridge down.
+
+        The largest ridge starts cold (spec start: every index free; its solution is dense).
+        Each smaller ridge is warm-started (``simplex_qp_rows(w0=...)``), per row, from the
+        previous ridge's weights or from the same ridge's weights at the previous, smaller k of
+        ``warm`` (padded with zeros for the new neighbours; neighbourhoods are nested), whichever
+        ``_nearer_start`` expects nearer. The minimiser is unique (A is positive definite), so
+        the start changes the active-set path only, not the weights (up to rounding; tested).
+        ``warm`` ({ridge: weights m x k}) is updated with this k.
+        """
         S_N, s_N = self._local_blocks(S_te, nb)
-        k = nb.shape[1]
-        mu_clip, U, U_keep, K = _local_clip(S_N)
+        m, k = nb.shape
+        mu_clip, U_keep, K = _local_clip(S_N)
         if self.test_transform == "consistent":  # b = P s_N with P = U_keep U_keep^T
-            b = np.einsum("rij,rj->ri", U_keep, np.einsum("rji,rj->ri", U_keep, s_N))
+            b = (U_keep @ (s_N[:, None, :] @ U_keep).transpose(0, 2, 1))[:, :, 0]
         else:
             b = s_N
-        weights: list[np.ndarray] = []
-        for p in params:
-            lam = float(p["ridge"])
-            A = K.copy()
-            A[:, np.arange(k), np.arange(k)] += lam  # A = S~ + lambda I
-            if weights:
-                weights.append(simplex_qp_rows(A, b, w0=weights[-1]))
-                continue
-            # the solver's starting inverse (F = all indices): A^{-1} = U diag(1 / (mu_clip + lambda)) U^T
-            A_inv = (U * (1.0 / (mu_clip + lam))[:, None, :]) @ U.transpose(0, 2, 1)
-            weights.append(simplex_qp_rows(A, b, A_inv))
+        lams = [float(p["ridge"]) for p in params]
+        weights: list = [None] * len(lams)
+        previous = previous_lam = None
+        A = np.empty_like(K)  # one buffer for every ridge (the solver does not keep or modify A)
+        diagonal = A.reshape(m, k * k)[:, :: k + 1]  # a view of the diagonals
+        for i in sorted(range(len(lams)), key=lambda i: -lams[i]):
+            lam = lams[i]
+            np.copyto(A, K)
+            diagonal += lam  # A = S~ + lambda I
+            w0 = _padded_start(warm, lam, m, k, exact_only=previous is None)
+            if previous is not None and w0 is None:
+                w0 = previous
+            elif previous is not None:
+                w0 = _nearer_start(previous, w0, _padded_start(warm, previous_lam, m, k, exact_only=False))
+            if w0 is not None:
+                weights[i] = simplex_qp_rows(A, b, w0=w0)
+            else:
+                # the solver's starting inverse (F = all indices): A^{-1} = U diag(1 / (mu_clip + lambda)) U^T
+                # = I / lambda + U_keep diag(1 / (mu_clip + lambda) - 1 / lambda) U_keep^T
+                coef = -mu_clip / (lam * (mu_clip + lam))
+                A_inv = (U_keep * coef[:, None, :]) @ U_keep.transpose(0, 2, 1)
+                A_inv[:, np.arange(k), np.arange(k)] += 1.0 / lam
+                weights[i] = simplex_qp_rows(A, b, A_inv)
+            previous, previous_lam = weights[i], lam
+        if warm is not None:
+            warm.update(zip(lams, weights))
         return weights
 
 
-#: Largest m * k * k for which ``_local_clip`` keeps its last result (4 arrays of that size,
+#: ``_nearer_start``: the previous ridge's weights are the start where the ridge step changed at
+#: most this fraction of the support at the previous k (measured on Voting, Protein, Sonar, House Votes).
+_FLAT_RIDGE_STEP = 0.05
+
+
+def _nearer_start(by_ridge: np.ndarray, by_k: np.ndarray, corner: np.ndarray | None) -> np.ndarray:
+    """Per row, the warm start expected to be nearer the solution (fewer active-set steps).
+
+    ``by_ridge``: this k, the previous (larger) ridge; ``by_k``: this ridge, the previous k
+    (padded); ``corner``: the previous ridge at the previous k (padded). Where the same ridge
+    step hardly changed the support at the previous k (corner -> by_k, at most
+    ``_FLAT_RIDGE_STEP`` of it: the ridges are small for the scale of the similarities, e.g.
+    1/d similarities), by_ridge is nearly the solution; elsewhere (the support shrinks with the
+    ridge: [0, 1] similarities) by_k is, as supports change little with k. Only the number of
+    steps depends on this choice, not the weights.
+    """
+    if corner is None:
+        return by_k
+    ridge_step = ((by_k > 0) != (corner > 0)).sum(axis=1)
+    flat = ridge_step <= _FLAT_RIDGE_STEP * (corner > 0).sum(axis=1)
+    return np.where(flat[:, None], by_ridge, by_k)
+
+
+def _padded_start(warm: dict | None, lam: float, m: int, k: int, exact_only: bool) -> np.ndarray | None:
+    """The weights of ridge ``lam`` at a smaller (or the same) k from ``warm``, padded with
+    zeros to m x k; None if there are none (or, with ``exact_only``, if their k is smaller)."""
+    prev = None if warm is None else warm.get(lam)
+    if prev is None or prev.shape[0] != m or prev.shape[1] > k or (exact_only and prev.shape[1] != k):
+        return None
+    if prev.shape[1] == k:
+        return prev
+    w0 = np.zeros((m, k))
+    w0[:, : prev.shape[1]] = prev
+    return w0
+
+
+#: Largest m * k * k for which ``_local_clip`` keeps its last result (at most 3 arrays of that size,
 #: 16 MB each at the cap; e.g. 87 test rows at k = 128 are 1.4e6).
 _CLIP_MEMO_MAX_SIZE = 2**21
 _clip_memo: tuple | None = None  # (S_N, result) of the last call
 
 
-def _local_clip(S_N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _local_clip(S_N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The local clip of every row of S_N (m x k x k, blocks of Sym(S)), with one batched ``eigh``.
 
-    Returns (mu_clip, U, U_keep, K): eigenvalues with those <= tau = EIG_RTOL max|mu| set to
-    0, the eigenvectors, the eigenvectors with the dropped ones zeroed (P = U_keep U_keep^T),
-    and the symmetrised K = U_keep diag(mu_clip) U_keep^T. These are the formulas of
-    ``fit_spectrum(S_N[r], "clip")`` (eigenvectors zeroed instead of sliced out).
+    Returns (mu_clip, U_keep, K): the eigenvalues with those <= tau = EIG_RTOL max|mu| set to 0,
+    the eigenvectors with the dropped ones zeroed (P = U_keep U_keep^T), and the symmetrised
+    K = U_keep diag(mu_clip) U_keep^T. These are the formulas of ``fit_spectrum(S_N[r], "clip")``
+    (eigenvectors zeroed instead of sliced out). ``eigh`` sorts the eigenvalues in ascending
+    order, so the kept ones are the last of each row: only the last R columns are returned,
+    R = the largest number kept in any row (the dropped eigenpairs contribute nothing to K or P,
+    and 1 / lambda to (K + lambda I)^{-1}, see ``KRIKNN._weights_path``).
 
     The last input and result are remembered (one slot): cross-validation predicts the
     same fold with every ridge value in turn (ParameterGrid varies ``ridge`` fastest), and
@@ -234,10 +313,12 @@ def _local_clip(S_N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     mu, U = np.linalg.eigh(S_N)
     tau = EIG_RTOL * np.maximum(np.abs(mu).max(axis=1, initial=0.0), np.finfo(float).tiny)
     keep = mu > tau[:, None]
-    mu_clip = np.where(keep, mu, 0.0)
-    U_keep = U * keep[:, None, :]
+    first = mu.shape[1] - int(keep.sum(axis=1).max(initial=0))  # columns before it are dropped in every row
+    keep = keep[:, first:]
+    mu_clip = np.where(keep, mu[:, first:], 0.0)
+    U_keep = U[:, :, first:] * keep[:, None, :]
     K = (U_keep * mu_clip[:, None, :]) @ U_keep.transpose(0, 2, 1)
-    result = (mu_clip, U, U_keep, (K + K.transpose(0, 2, 1)) / 2.0)
+    result = (mu_clip, U_keep, (K + K.transpose(0, 2, 1)) / 2.0)
     _clip_memo = (S_N.copy(), result) if S_N.size <= _CLIP_MEMO_MAX_SIZE else None
     return result
 
@@ -272,8 +353,10 @@ class KRRKNN(_LocalWeightedVote):
     def _weights(self, S_te: np.ndarray, nb: np.ndarray) -> np.ndarray:
         return self._weights_path(S_te, nb, [{"ridge": self.ridge}])[0]
 
-    def _weights_path(self, S_te: np.ndarray, nb: np.ndarray, params: list[dict]) -> list[np.ndarray]:
-        """One batched ``eigh`` of the neighbourhood blocks serves every ridge."""
+    def _weights_path(
+        self, S_te: np.ndarray, nb: np.ndarray, params: list[dict], warm: dict | None = None
+    ) -> list[np.ndarray]:
+        """One batched ``eigh`` of the neighbourhood blocks serves every ridge (``warm`` unused)."""
         S_N, s_N = self._local_blocks(S_te, nb)
         mu, U = np.linalg.eigh(S_N)
         projected = np.einsum("rji,rj->ri", U, s_N)
