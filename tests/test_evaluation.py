@@ -59,6 +59,30 @@ def test_folds_stratified_when_possible():
     assert fold_count(np.array([0, 1, 0, 1]), 10) == 2
 
 
+@pytest.mark.parametrize("labels", ["str", "int", "float"])
+def test_make_folds_equals_sklearns_splitters(labels):
+    """make_folds' own stratified split == StratifiedKFold(shuffle=True) (KFold with a singleton class)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    rng = np.random.default_rng(len(labels))
+    for trial in range(60):
+        n = int(rng.integers(2, 300))
+        y = rng.integers(0, int(rng.integers(1, 5)), n)
+        if trial % 4 == 0:
+            y[: int(rng.integers(1, 4))] = 9  # a small class: fewer folds, or KFold
+        y = {"str": y.astype(str), "int": (3 * y).astype(np.int32), "float": y.astype(float)}[labels]
+        n_folds, seed = int(rng.integers(2, 11)), int(rng.integers(0, 2**32))
+        n_used = fold_count(y, n_folds)
+        Splitter = StratifiedKFold if np.unique(y, return_counts=True)[1].min() >= n_used else KFold
+        expected = list(Splitter(n_used, shuffle=True, random_state=seed).split(np.zeros(n), y))
+        got = make_folds(y, n_folds, seed)
+        assert len(got) == len(expected)
+        for (fit, val), (fit_ref, val_ref) in zip(got, expected):
+            np.testing.assert_array_equal(fit, fit_ref)
+            np.testing.assert_array_equal(val, val_ref)
+            assert fit.dtype == fit_ref.dtype and val.dtype == val_ref.dtype
+
+
 def test_select_params_matches_brute_force_and_drops_large_k():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 1, (25, 2)), rng.normal(1.5, 1, (25, 2))])

@@ -1,6 +1,7 @@
 """k-NN and Kernel HLM on precomputed distances: known answers."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +12,10 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 
 from hlm.errors import DataError
+from hlm.evaluation.cv import cv_errors, make_folds, select_params
+from hlm.models._grid import predict_each
 from hlm.models.kernel_hlm import KernelHLM, nearest_same_class_sq_distance
-from hlm.models.knn import KNNClassifier
+from hlm.models.knn import KNNClassifier, break_vote_ties
 
 
 def _blobs(rng, n_per=30, p=3, sep=2.0):
@@ -67,6 +70,130 @@ def test_pairwise_tag_lets_sklearn_cv_slice_square_matrices():
     ref = cross_val_score(KNeighborsClassifier(n_neighbors=3, metric="precomputed"), D, y, cv=cv)
     np.testing.assert_allclose(ours, ref)
     assert cross_val_score(KernelHLM(), D, y, cv=cv).mean() > 0.9
+
+
+# ---------------------------------------------------------------- k-NN: compiled paths = the definition
+class ReferenceKNN(KNNClassifier):
+    """k-NN by its definition (the code before the compiled kernels): a full stable argsort of each
+    row, the vote, ``break_vote_ties``; the CV refits per grid point and fold."""
+
+    predict_folds = None
+
+    def predict_grid(self, D_fit, y, D_val, grid):
+        return predict_each(self, D_fit, y, D_val, grid)
+
+    def predict(self, D):
+        D = self._check_predict_input(D)
+        k = min(int(self.n_neighbors), D.shape[1])
+        nb_labels = self._y_idx[np.argsort(D, axis=1, kind="stable")[:, :k]]
+        votes = np.zeros((D.shape[0], len(self.classes_)))
+        np.add.at(votes, (np.arange(D.shape[0])[:, None], nb_labels), 1.0)
+        return self.classes_[break_vote_ties(votes, self.class_prior_, nb_labels)]
+
+
+class PerFoldKNN(KNNClassifier):
+    """The compiled per-fold path only (``predict_grid`` on sliced fold matrices)."""
+
+    predict_folds = None
+
+
+def _tied_problem(rng, n, n_values, singleton=False):
+    """Integer distances (many ties), not symmetric, uneven classes, one class of 2 members (fewer
+    than the folds: 2 stratified folds) or of 1 (KFold: a fit set without that class)."""
+    D = rng.integers(0, n_values, (n, n)).astype(float)
+    np.fill_diagonal(D, 0.0)
+    y = rng.choice(np.array(["a", "b", "c"]), n, p=[0.6, 0.3, 0.1])
+    y[rng.choice(n, 1 if singleton else 2, replace=False)] = "z"
+    return D, y
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_knn_cv_fast_path_equals_refits_with_tied_distances(seed):
+    """cv_errors through predict_folds == per-fold predict_grid == one stable-argsort refit per point."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 160))
+    D, y = _tied_problem(rng, n, n_values=int(rng.integers(2, 12)), singleton=seed % 3 == 0)
+    grid = [{"n_neighbors": k} for k in (1, 2, 3, 4, 5, 8, 16, 32, 64, 128, 500)]
+    for n_folds, fold_seed in ((10, seed), (3, seed + 1)):
+        folds = make_folds(y, n_folds, fold_seed)
+        if seed % 2:  # stratified folds, every class large enough
+            keep = y != "z"
+            D, y = D[np.ix_(keep, keep)], y[keep]
+            folds = make_folds(y, n_folds, fold_seed)
+        assert KNNClassifier().predict_folds(D, y, folds, grid) is not None  # the fast path ran
+        fast = cv_errors(KNNClassifier(), D, y, grid, folds)
+        np.testing.assert_array_equal(fast, cv_errors(PerFoldKNN(), D, y, grid, folds))
+        np.testing.assert_array_equal(fast, cv_errors(ReferenceKNN(), D, y, grid, folds))
+        np.testing.assert_array_equal(fast, cv_errors(KNNClassifier(), D, y, grid, folds, n_jobs=2))
+        (best, searched, means), (best_ref, searched_ref, means_ref) = (
+            select_params(e, D, y, grid, folds) for e in (KNNClassifier(), ReferenceKNN()))
+        assert best == best_ref and searched == searched_ref
+        np.testing.assert_array_equal(means, means_ref)
+
+
+@pytest.mark.parametrize("n_values", [1, 2, 5, 1000])
+def test_knn_predict_equals_stable_argsort_reference(n_values):
+    """predict (and predict_proba) == the stable-argsort definition, for k below, at and above n_fit."""
+    rng = np.random.default_rng(n_values)
+    D, y = _tied_problem(rng, 120, n_values)
+    Dt = rng.integers(0, n_values, (70, 120)).astype(float) + (rng.random((70, 120)) if n_values == 1000 else 0)
+    for k in (1, 2, 3, 7, 16, 29, 31, 64, 119, 120, 300):
+        ours, ref = KNNClassifier(k).fit(D, y), ReferenceKNN(k).fit(D, y)
+        np.testing.assert_array_equal(ours.predict(Dt), ref.predict(Dt))
+        nb = np.argsort(Dt, axis=1, kind="stable")[:, : min(k, 120)]
+        np.testing.assert_array_equal(ours._neighbours(Dt), nb)
+        np.testing.assert_array_equal(ours.predict_proba(Dt), KNNClassifier.predict_proba(ref, Dt))
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, -0.0])
+def test_knn_cv_fast_path_on_bad_entries_equals_the_per_fold_checks(bad):
+    """A NaN/inf/negative entry: every fold that sees it scores inf, as the per-fold input checks give;
+    -0.0 is a valid distance."""
+    rng = np.random.default_rng(3)
+    D, y = _tied_problem(rng, 60, 6)
+    D[7, 30] = bad
+    grid = [{"n_neighbors": k} for k in (1, 4, 16)]
+    folds = make_folds(y, 5, 0)
+    np.testing.assert_array_equal(cv_errors(KNNClassifier(), D, y, grid, folds),
+                                  cv_errors(ReferenceKNN(), D, y, grid, folds))
+
+
+def test_knn_cv_with_unsorted_or_partial_folds_equals_refits():
+    rng = np.random.default_rng(5)
+    D, y = _tied_problem(rng, 50, 4)
+    grid = [{"n_neighbors": k} for k in (1, 2, 8)]
+    folds = [(rng.permutation(np.arange(10, 50)), np.arange(10)),  # fit set not increasing
+             (np.arange(0, 40, 2), np.arange(41, 50))]  # rows in no validation part
+    assert KNNClassifier().predict_folds(D, y, folds[:1], grid) is None
+    np.testing.assert_array_equal(cv_errors(KNNClassifier(), D, y, grid, folds),
+                                  cv_errors(ReferenceKNN(), D, y, grid, folds))
+    D[1, 3] = np.nan  # in a row no fold validates: the fast path must still see it
+    np.testing.assert_array_equal(cv_errors(KNNClassifier(), D, y, grid, folds[1:]),
+                                  cv_errors(ReferenceKNN(), D, y, grid, folds[1:]))
+
+
+def test_knn_evaluation_on_voting_equals_the_reference(monkeypatch):
+    """A real data set (House Votes, from the pipeline's results/): the evaluation rows and predictions of
+    the compiled k-NN equal those of the stable-argsort definition."""
+    import pandas as pd
+
+    from hlm.data.artifacts import read_distances
+    from hlm.evaluation.evaluate import evaluate_method
+    import hlm.models.knn as knn_module
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    if not (root / "distances" / "voting.parquet").exists():
+        pytest.skip("needs results/distances/voting.parquet (make run)")
+    art = read_distances(root / "distances" / "voting.parquet")
+    splits = pd.read_parquet(root / "splits" / "voting.parquet")
+    kw = dict(dataset="voting", seed=1, n_folds=10, grid_config={"n_neighbors": [1, 2, 4, 8, 16, 32, 64, 128]},
+              split_ids=[0, 1, 2])
+    ours = evaluate_method(art, splits, "knn", **kw)
+    monkeypatch.setattr(knn_module, "KNNClassifier", ReferenceKNN)
+    ref = evaluate_method(art, splits, "knn", **kw)
+    same = ["split", "error_rate", "n_train", "n_test", "cv_folds", "params", "cv_error", "cv_reused", "warnings"]
+    pd.testing.assert_frame_equal(ours.evaluation[same], ref.evaluation[same])
+    pd.testing.assert_frame_equal(ours.predictions, ref.predictions)
 
 
 # ---------------------------------------------------------------- Kernel HLM

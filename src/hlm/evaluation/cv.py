@@ -5,18 +5,21 @@ D[val][:, fit]. Folds are stratified and shuffled with a seed derived from
 (seed, dataset, split); a class with fewer than K members gets fewer folds
 (``fold_count``), which the evaluation records. Each fold predicts every grid
 point through the estimator's ``predict_grid`` (shared work across the grid,
-tested equal to one refit per point).
+tested equal to one refit per point), or all folds at once through its
+``predict_folds`` if it has one (k-NN: no fit matrix sliced per fold).
 The chosen grid point has the lowest mean CV error; ties go to the earlier
 grid point (grids are listed simplest first).
 
 With ``n_jobs > 1`` the folds run in that many worker processes (joblib's
-loky backend); every fit is seeded by its estimator's ``random_state``, not by
-the worker, so the errors are identical for any ``n_jobs``.
+loky backend; ``predict_folds`` runs in this process); every fit is seeded by
+its estimator's ``random_state``, not by the worker, so the errors are
+identical for any ``n_jobs``.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 
 import numpy as np
@@ -30,6 +33,11 @@ from hlm.models._grid import predict_each
 def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(fit, validation) index pairs, stratified; see ``fold_count`` for how many."""
     y = np.asarray(y)
+    if y.ndim == 1 and y.dtype.kind in "USiu" and len(y) >= 2 and isinstance(seed, (int, np.integer)):  # same folds
+        _, first, inverse, counts = np.unique(y, return_index=True, return_inverse=True, return_counts=True)
+        n_used = int(min(n_folds, len(y), max(int(counts.min()), 2)))  # fold_count
+        if counts.min() >= n_used:
+            return _stratified_folds(first, inverse, n_used, seed)
     n_used = fold_count(y, n_folds)
     _, counts = np.unique(y, return_counts=True)
     if counts.min() >= n_used:
@@ -37,6 +45,30 @@ def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray,
     else:  # a singleton class cannot be spread over 2 folds
         splitter = KFold(n_used, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(y)), y))
+
+
+def _stratified_folds(y_idx: np.ndarray, y_inv: np.ndarray, n_splits: int, seed: int):
+    """``list(StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(X, y))`` without its input
+    checks, from ``np.unique(y, return_index=True, return_inverse=True)[1:]`` (1-D labels, every
+    class with >= n_splits members): scikit-learn 1.9's ``_make_test_folds`` step by step, tested equal."""
+    _, class_perm = np.unique(y_idx, return_inverse=True)
+    y_encoded = class_perm[y_inv]  # classes numbered by first appearance
+    n_classes = len(y_idx)
+    y_order = np.sort(y_encoded)
+    allocation = np.asarray([np.bincount(y_order[i::n_splits], minlength=n_classes) for i in range(n_splits)])
+    test_folds = np.empty(len(y_inv), dtype="i")
+    with _RNG_LOCK:  # one RandomState re-seeded: the stream of RandomState(seed), without its set-up cost
+        _RNG.seed(seed)
+        for k in range(n_classes):
+            folds_for_class = np.arange(n_splits).repeat(allocation[:, k])
+            _RNG.shuffle(folds_for_class)
+            test_folds[y_encoded == k] = folds_for_class
+    indices = np.arange(len(y_inv))
+    return [(indices[test_folds != i], indices[test_folds == i]) for i in range(n_splits)]
+
+
+_RNG = np.random.RandomState(0)
+_RNG_LOCK = threading.Lock()
 
 
 def fold_count(y: np.ndarray, n_folds: int) -> int:
@@ -65,6 +97,9 @@ def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds, 
     components that no cluster is large enough to estimate from) scores an
     infinite error there instead of stopping the run.
     """
+    fast = _all_folds_errors(estimator, D, y, grid, folds)
+    if fast is not None:
+        return fast
     if n_jobs > 1 and len(folds) > 1:
         from joblib import Parallel, delayed
 
@@ -74,6 +109,35 @@ def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds, 
     else:
         columns = [_fold_errors(estimator, D, y, grid, fit, val) for fit, val in folds]
     return np.column_stack(columns) if columns else np.empty((len(grid), 0))
+
+
+def _all_folds_errors(estimator, D, y, grid, folds) -> np.ndarray | None:
+    """The errors from the estimator's ``predict_folds`` (all folds in one call), or None without one.
+
+    ``predict_folds(D, y, folds, grid)`` gets the whole training matrix and returns, per fold,
+    the predictions ``predict_grid`` would return for that fold (a list, or a 2-D array with
+    one row per grid point), or None: use the per-fold path. It runs in this process for any
+    ``n_jobs``.
+    """
+    path = getattr(estimator, "predict_folds", None)
+    if path is None or not folds or not get_tags(estimator).input_tags.pairwise:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as in _fold_errors
+        try:
+            per_fold = path(D, y, folds, grid)
+        except HLMError:
+            return None
+    if per_fold is None:
+        return None
+    return np.column_stack([_errors(predictions, y[val]) for (_, val), predictions in zip(folds, per_fold)])
+
+
+def _errors(predictions, y_val: np.ndarray) -> np.ndarray:
+    """Error rate of each grid point's predictions (inf for None); a 2-D array: one row per point."""
+    if isinstance(predictions, np.ndarray) and predictions.ndim == 2:
+        return np.mean(predictions != y_val[None, :], axis=1, dtype=np.float64)
+    return np.array([np.inf if p is None else np.mean(p != y_val) for p in predictions], dtype=np.float64)
 
 
 def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
@@ -93,7 +157,7 @@ def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
                 predictions = None
         if predictions is None:
             predictions = predict_each(estimator, D_fit, y[fit], D_val, grid)
-    return np.array([np.inf if p is None else np.mean(p != y[val]) for p in predictions], dtype=np.float64)
+    return _errors(predictions, y[val])
 
 
 def grid_key(params: dict) -> str:

@@ -123,9 +123,28 @@ def _as_matrix(D, what: str, kind: str = "distance") -> np.ndarray:
         raise DataError(f"{what}: not a numeric matrix ({exc})") from None
     if D.ndim != 2:
         raise DataError(f"{what}: expected a 2-D matrix, got {D.ndim}-D")
+    if D.size and _all_valid(D, kind):  # fast; the checks below name a bad entry
+        return D
     bad = nonfinite(D)
     if bad:
         raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
     if kind == "distance" and (D < 0).any():
         raise DataError(f"{what}: {int((D < 0).sum())} negative distances (min {D.min():g})")
     return D
+
+
+def _all_valid(D: np.ndarray, kind: str) -> bool:
+    """No NaN/inf entry and, for distances, none negative (-0.0 is reported invalid: check exactly).
+
+    Distances: one reduction, the largest bit pattern read as unsigned integer is below that of
+    +inf (a set sign bit or an all-ones exponent is not); similarities: NaN propagates through
+    min and max.
+    """
+    if kind == "distance":
+        return bool(D.view(np.uint64).max() < _INF_BITS)
+    lo, hi = D.min(), D.max()
+    return bool(np.isfinite(lo) and np.isfinite(hi))
+
+
+#: the bits of +inf: a finite float >= +0.0 read as uint64 is below it; a set sign bit or all-ones exponent is not
+_INF_BITS = np.uint64(0x7FF0000000000000)
