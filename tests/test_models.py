@@ -318,3 +318,40 @@ def test_cached_parameter_names_equal_sklearns():
             assert clone(obj).get_params(deep=False).keys() == obj.get_params(deep=False).keys()
             seen += 1
     assert seen >= len(METHODS)
+
+
+def test_compiled_kernels_warm_up_leaves_estimator_unfitted():
+    """``_warm_up`` (CompiledKernels) runs the estimator on a toy problem through a clone: the
+    estimator itself stays unfitted, and the distance wrapper forwards it."""
+    from hlm.models.from_distances import SimilarityFromDistances
+    from hlm.models.local_sda import LocalSDA
+    from hlm.models.weighted_knn import KRIKNN
+
+    for est in (KRIKNN(n_neighbors=4), LocalSDA(n_neighbors=4), SimilarityFromDistances(KRIKNN())):
+        est._warm_up()
+        assert not hasattr(est, "classes_")
+        assert not hasattr(getattr(est, "estimator", est), "classes_")
+
+
+def test_evaluate_warms_up_before_the_first_split(monkeypatch):
+    """evaluate_method calls the estimator's ``_warm_up`` once, before any split is timed."""
+    import pandas as pd
+
+    from hlm.data.artifacts import DistanceArtifact
+    from hlm.evaluation import evaluate as ev
+    from hlm.models.weighted_knn import KRIKNN
+
+    calls = []
+    monkeypatch.setattr(KRIKNN, "_warm_up", lambda self: calls.append(("warm", None)))
+    fit = KRIKNN.fit
+    monkeypatch.setattr(KRIKNN, "fit", lambda self, S, y: (calls.append(("fit", None)), fit(self, S, y))[1])
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2)) + np.repeat([[0, 0], [3, 3]], 15, axis=0)
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))
+    labels = np.repeat(["a", "b"], 15)
+    art = DistanceArtifact(ids=np.array([f"o{i}" for i in range(30)]), labels=labels, distances=1 - S,
+                           similarities=S)
+    splits = pd.DataFrame({"split": 0, "index": np.arange(30), "role": ["train"] * 24 + ["test"] * 6})
+    ev.evaluate_method(art, splits, "kri_knn", dataset="toy", seed=1, n_folds=3,
+                       grid_config={"n_neighbors": [2, 4], "ridge": [1.0]}, split_ids=[0])
+    assert calls[0] == ("warm", None) and calls.count(("warm", None)) == 1

@@ -53,6 +53,11 @@ class SimilarityFromDistances(PrecomputedClassifier):
             return inner.predict_grid(S_fit, y, fold._similarities(D_val), plain)
         return predict_each(inner, S_fit, y, fold._similarities(D_val), plain)
 
+    def _warm_up(self) -> None:
+        """The wrapped estimator's (``CompiledKernels``), if it has one."""
+        if hasattr(self.estimator, "_warm_up"):
+            self.estimator._warm_up()
+
     def _similarities(self, D):
         return reciprocal_similarity(self._check_predict_input(D), self.upper_bound_)
 

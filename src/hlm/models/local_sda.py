@@ -43,7 +43,7 @@ from scipy.optimize import brentq
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from hlm.models._base import SimilarityClassifier
+from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models.knn import break_vote_ties
 from hlm.models._local_sda_kernels import (  # noqa: F401 - the constants are part of this module's API
     BOUNDARY_RTOL, LAMBDA_CAP, XTOL, _BRENT_MAXITER, _BRENT_RTOL, _DEGENERATE_CODE, _SERIES_T,
@@ -258,7 +258,7 @@ def log_scores(model: RowModel, support: Support, exact: bool = False) -> np.nda
 
 
 # ----------------------------------------------------------------- estimator
-class LocalSDA(SimilarityClassifier):
+class LocalSDA(CompiledKernels, SimilarityClassifier):
     """Local similarity discriminant analysis on precomputed similarities (spec §6.5).
 
     Parameters

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from hlm.models._base import SimilarityClassifier
+from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
 from hlm.models.knn import break_vote_ties
 from hlm.models.kri import simplex_qp_rows
@@ -160,7 +160,7 @@ class AffinityKNN(_LocalWeightedVote):
         return np.where(total > 0, s_N / safe, 1.0 / k)
 
 
-class KRIKNN(_LocalWeightedVote):
+class KRIKNN(CompiledKernels, _LocalWeightedVote):
     """KRI k-NN (clip): kernel ridge interpolation weights on the simplex (spec 6.3).
 
     Per test row: A0 = Sym(S_N) is clipped locally (the formulas of
