@@ -327,7 +327,9 @@ def test_compiled_kernels_warm_up_leaves_estimator_unfitted():
     from hlm.models.local_sda import LocalSDA
     from hlm.models.weighted_knn import KRIKNN
 
-    for est in (KRIKNN(n_neighbors=4), LocalSDA(n_neighbors=4), SimilarityFromDistances(KRIKNN())):
+    from hlm.models.psvm import PSVM
+
+    for est in (KRIKNN(n_neighbors=4), LocalSDA(n_neighbors=4), PSVM(), SimilarityFromDistances(KRIKNN())):
         est._warm_up()
         assert not hasattr(est, "classes_")
         assert not hasattr(getattr(est, "estimator", est), "classes_")

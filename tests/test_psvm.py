@@ -265,3 +265,112 @@ def test_rank_deficient_pairs_converge(seed):
         alpha, n_sweeps, converged = psvm_dual(K_tilde, y, C, eps, tol=1e-9, max_sweeps=3_000)
         assert converged, (C, eps, n_sweeps)
         assert kkt_violation(K_tilde, y, alpha, C, eps) <= 1e-9 * max(1.0, np.abs(dual_terms(K_tilde, y)[1]).max())
+
+
+# -- LAPACK Newton phase vs the reference (scalar numba) one; spec 6.9 "Solver" ---------
+def test_dpstrf_factor_matches_the_numba_pivoted_cholesky():
+    """Same pivots, rank and factor on a singular PSD matrix (rank 12 of 30)."""
+    from scipy.linalg.lapack import dpstrf
+
+    from hlm.models.psvm import PIVOT_RTOL, _pivoted_cholesky
+
+    rng = np.random.default_rng(11)
+    B = rng.normal(size=(12, 30))
+    A = B.T @ B
+    L, piv, rank = _pivoted_cholesky(A, PIVOT_RTOL)
+    factor, piv2, rank2, info = dpstrf(A.copy(), lower=1, tol=PIVOT_RTOL * A.diagonal().max())
+    assert rank == rank2 == 12 and info == 1
+    np.testing.assert_array_equal(piv[:rank], piv2[:rank] - 1)
+    np.testing.assert_allclose(np.tril(factor[:rank, :rank]), L, rtol=0, atol=1e-10)
+
+
+def test_row_wise_cholesky_kernels_equal_the_column_wise_ones():
+    from hlm.models.psvm import _cholesky_delete, _cholesky_delete_cols, _cholesky_solve, _cholesky_solve_rows
+
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 7, 30):
+        B = rng.normal(size=(n + 2, n))
+        A = B.T @ B
+        L = np.linalg.cholesky(A)
+        for q in range(n):
+            rows, cols = L.copy(), L.copy()
+            _cholesky_delete(rows, n, q)
+            _cholesky_delete_cols(cols, n, q)
+            np.testing.assert_array_equal(rows, cols)  # the same operations in the same order
+            keep = np.delete(np.arange(n), q)
+            np.testing.assert_allclose(rows[: n - 1, : n - 1] @ rows[: n - 1, : n - 1].T, A[np.ix_(keep, keep)],
+                                       rtol=1e-12, atol=1e-12)
+        b = rng.normal(size=n)
+        np.testing.assert_allclose(_cholesky_solve_rows(L, n, b), _cholesky_solve(L, n, b), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("m, P, seed", [(40, 25, 1), (25, 40, 2), (30, 90, 3), (60, 60, 4)])
+@pytest.mark.parametrize("C, eps", [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001), (np.inf, 0.01)])
+def test_lapack_newton_matches_the_reference_solver(m, P, seed, C, eps):
+    """Random and rank-deficient (m < P, a duplicated column) problems: both Newton versions meet
+    the KKT rule on the exact gradient and reach the same objective."""
+    K_tilde, y = _problem(m, P, seed)
+    K_tilde = np.hstack([K_tilde, K_tilde[:, :1]])
+    Q, c = dual_terms(K_tilde, y)
+    tol_abs = solver_tolerance(c, 1e-9)
+    new, _, new_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+    old, _, old_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, legacy=True)
+    assert new_ok and old_ok
+    assert kkt_violation(K_tilde, y, new, C, eps) <= tol_abs
+    _check_kkt(K_tilde, y, new, C, eps, tol_abs)
+    f_new, f_old = _objective(K_tilde, y, new, eps), _objective(K_tilde, y, old, eps)
+    assert f_new == pytest.approx(f_old, rel=1e-9, abs=1e-10)
+
+
+def test_dual_path_new_and_legacy_agree():
+    """The grid path (new: LAPACK phases and the better of two warm starts) vs the reference path."""
+    K_tilde, y = _problem(30, 70, seed=9)  # rank-deficient
+    Q, c = dual_terms(K_tilde, y)
+    points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 1.0, 10.0, 1e3, 1e5)]
+    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
+    old = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, legacy=True)
+    for C, eps in points:
+        assert new[(C, eps)][2] and old[(C, eps)][2]
+        assert kkt_violation(K_tilde, y, new[(C, eps)][0], C, eps) <= solver_tolerance(c, 1e-9)
+        f_new, f_old = (_objective(K_tilde, y, path[(C, eps)][0], eps) for path in (new, old))
+        assert f_new == pytest.approx(f_old, rel=1e-9, abs=1e-10)
+
+
+def test_italy_power_cv_fold_same_errors_as_the_reference_solver(monkeypatch):
+    """On a real CV fold (Italy Power Demand, split 0, fold 0, the pipeline's grid) the new solver
+    gives the same validation errors, hence the same chosen (C, epsilon), as the reference."""
+    from pathlib import Path
+
+    import pandas as pd
+    import yaml
+
+    from hlm.data.artifacts import read_distances
+    from hlm.evaluation.cv import _fold_errors, make_folds
+    from hlm.evaluation.evaluate import _nested, method_input
+    from hlm.evaluation.seeds import derive_seed
+    from hlm.evaluation.splits import split_indices
+    from hlm.methods import check_method_params
+    from hlm.models import psvm as psvm_module
+    from hlm.models.from_distances import SimilarityFromDistances
+
+    root = Path(__file__).resolve().parents[1]
+    data, split_file = root / "results/distances/italy_power.parquet", root / "results/splits/italy_power.parquet"
+    if not (data.exists() and split_file.exists()):
+        pytest.skip("Italy Power Demand artifacts not built")
+    config = yaml.safe_load((root / "config/config.yaml").read_text())
+    params = config["method_params"]["psvm"]
+    grid = check_method_params("psvm", {"grid": params.get("grid"), "fixed": None, "cv_fixed": None})
+    X, wrapped = method_input(read_distances(data), "psvm")
+    labels = read_distances(data).labels
+    train, _ = split_indices(pd.read_parquet(split_file), 0)
+    y = labels[train]
+    fit, val = make_folds(y, 10, derive_seed(config["seed"], "italy_power", 0, "cv"))[0]
+    estimator = SimilarityFromDistances(PSVM()) if wrapped else PSVM()
+    grid = [_nested(p) for p in grid] if wrapped else grid
+    D = X[np.ix_(train, train)]
+    new = _fold_errors(estimator, D, y, grid, fit, val)
+    reference = psvm_module.dual_path
+    monkeypatch.setattr(psvm_module, "dual_path", lambda *a, **k: reference(*a, **k, legacy=True))
+    old = _fold_errors(estimator, D, y, grid, fit, val)
+    np.testing.assert_array_equal(new, old)
+    assert np.argmin(new) == np.argmin(old)

@@ -11,7 +11,9 @@ Spec ``compared-methods.md`` section 6.9 (Hochreiter & Obermayer 2006):
 * solved by exact cyclic coordinate descent (single-variable SMO) with a KKT
   stopping rule [P], accelerated by Newton steps on the free set once the sign
   pattern has settled (a [P] departure for speed: same solution, same stopping
-  rule; ``psvm_dual(..., newton=False)`` is pure CD);
+  rule; ``psvm_dual(..., newton=False)`` is pure CD); the free-set factorisation
+  is LAPACK's pivoted Cholesky (``legacy=True``: the earlier scalar numba
+  version, kept as the reference);
 * b = mean(y) [V]; decision f(u) = k~(u)'a + b;
 * multi-class: one-vs-one voting, one P-SVM per class pair [P] (spec 2, 6.9).
 """
@@ -24,11 +26,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from numba import njit
+from scipy.linalg.lapack import dpstrf
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from hlm.models._base import SimilarityClassifier
+from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
 
 #: [P] a column whose (population) std is at most this times max(1, max|column|) is dropped (spec 6.9).
@@ -218,7 +221,35 @@ def _cholesky_solve(L, r, b):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _cholesky_delete(L, r, q):  # pragma: no cover - compiled
-    """In place: L[:r-1, :r-1] becomes the factor of L L' without row/column q (Givens, O(r^2))."""
+    """In place: L[:r-1, :r-1] becomes the factor of L L' without row/column q (Givens, O(r^2)).
+
+    Row by row (contiguous access): row k takes old row k+1, gets the rotations
+    of the rows above it, then the one that zeroes its superdiagonal entry. The
+    same floating-point operations, in the same order per entry, as rotating
+    column pairs over all rows.
+    """
+    cs = np.empty(r)
+    sn = np.empty(r)
+    for k in range(q, r - 1):
+        for j in range(r):
+            L[k, j] = L[k + 1, j]
+        for i in range(q, k):
+            x, y = L[k, i], L[k, i + 1]
+            L[k, i] = cs[i] * x + sn[i] * y
+            L[k, i + 1] = -sn[i] * x + cs[i] * y
+        a, b = L[k, k], L[k, k + 1]
+        rho = np.hypot(a, b)
+        cs[k], sn[k] = a / rho, b / rho
+        L[k, k] = cs[k] * a + sn[k] * b
+        L[k, k + 1] = 0.0
+    for k in range(r):
+        L[k, r - 1] = 0.0
+        L[r - 1, k] = 0.0
+
+
+@njit(cache=True)
+def _cholesky_delete_cols(L, r, q):  # pragma: no cover - compiled
+    """``_cholesky_delete`` rotating column pairs over all rows (strided access; the reference path)."""
     for k in range(q, r - 1):
         for j in range(r):
             L[k, j] = L[k + 1, j]
@@ -234,6 +265,23 @@ def _cholesky_delete(L, r, q):  # pragma: no cover - compiled
     for k in range(r):
         L[k, r - 1] = 0.0
         L[r - 1, k] = 0.0
+
+
+@njit(cache=True)
+def _cholesky_solve_rows(L, r, b):  # pragma: no cover - compiled
+    """``_cholesky_solve`` with the back substitution L'x = z done by rows of L (contiguous)."""
+    z = np.empty(r)
+    for i in range(r):
+        acc = b[i]
+        for k in range(i):
+            acc -= L[i, k] * z[k]
+        z[i] = acc / L[i, i]
+    for i in range(r - 1, -1, -1):
+        z[i] /= L[i, i]
+        xi = z[i]
+        for k in range(i):
+            z[k] -= L[i, k] * xi
+    return z
 
 
 @njit(cache=True)
@@ -255,6 +303,9 @@ def _newton_phase(Q, c, alpha, C, eps, rtol, tol_abs):  # pragma: no cover - com
     slope g_j + eps s_j; move downhill until a coordinate reaches 0 or +-C (a
     degenerate simplex pivot; it leaves the free set). Returns the number of cut
     and null-space steps (0: nothing left to do on this face).
+
+    (Reference version: scalar pivoted Cholesky in numba; ``_newton_phase_lapack`` is the
+    same phase with LAPACK's pstrf.)
     """
     P = alpha.shape[0]
     nf = 0
@@ -270,20 +321,35 @@ def _newton_phase(Q, c, alpha, C, eps, rtol, tol_abs):  # pragma: no cover - com
         for b in range(nf):
             QF[a, b] = Q[F[a], F[b]]
     L, piv, r = _pivoted_cholesky(QF, rtol)
-    W = np.empty(r, dtype=np.int64)
+    return _newton_steps(Q, c, alpha, C, eps, tol_abs, L, r, F[:nf], piv)
+
+
+@njit(cache=True)
+def _newton_steps(Q, c, alpha, C, eps, tol_abs, L, r, F, piv, rows=False):  # pragma: no cover - compiled
+    """The steps of ``_newton_phase`` given the pivoted factor Q_FF[piv[:r]][:, piv[:r]] = L L'
+    of the free set F (in place on ``alpha`` and ``L``). Returns the number of steps taken.
+    ``rows``: solve and downdate by rows of L (``_cholesky_solve_rows``, ``_cholesky_delete``: faster),
+    and after a null-space step in which j itself left the free set, take the next one on the same
+    factor (the reference version refactorises first)."""
+    P = alpha.shape[0]
+    nf = F.shape[0]
+    W = np.empty(max(r, 1), dtype=np.int64)
     for a in range(r):
         W[a] = F[piv[a]]
-    rhs = np.empty(r)
+    rhs = np.empty(max(r, 1))
     cuts = 0
     while r > 0:
         for a in range(r):
             i = W[a]
             acc = -c[i] + (eps if alpha[i] > 0.0 else -eps)
-            for j in range(P):
-                if alpha[j] != 0.0:
-                    acc += Q[i, j] * alpha[j]
+            if rows:  # dense dot (vectorised)
+                acc += np.dot(Q[i], alpha)
+            else:
+                for j in range(P):
+                    if alpha[j] != 0.0:
+                        acc += Q[i, j] * alpha[j]
             rhs[a] = -acc
-        d = _cholesky_solve(L, r, rhs)
+        d = _cholesky_solve_rows(L, r, rhs) if rows else _cholesky_solve(L, r, rhs)
         t, stop, landing = _ratio_test(alpha, W, d, r, C, 1.0)
         for a in range(r):
             i = W[a]
@@ -293,17 +359,45 @@ def _newton_phase(Q, c, alpha, C, eps, rtol, tol_abs):  # pragma: no cover - com
             alpha[i] = min(max(v, -C), C)
         if stop < 0:
             if cuts == 0 and r < nf:
-                return _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, F[piv[r:nf]])
+                dependent = F[piv[r:nf]]
+                done = 0
+                while True:
+                    code = _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, dependent)
+                    done += code > 0
+                    if code != 2 or not rows:
+                        return done
+                    for a in range(r):  # j left, W unchanged: the next dependent j on the same factor
+                        if alpha[W[a]] == 0.0 or abs(alpha[W[a]]) == C:
+                            return done
             return cuts
         cuts += 1
         alpha[W[stop]] = landing  # exactly on the face that cut the step
         for a in range(r - 1, -1, -1):  # coordinates now at 0 or +-C leave W
             if alpha[W[a]] == 0.0 or abs(alpha[W[a]]) == C:
-                _cholesky_delete(L, r, a)
+                if rows:
+                    _cholesky_delete(L, r, a)
+                else:
+                    _cholesky_delete_cols(L, r, a)
                 for b in range(a, r - 1):
                     W[b] = W[b + 1]
                 r -= 1
     return cuts
+
+
+def _newton_phase_lapack(Q, c, alpha, C, eps, rtol, tol_abs):
+    """``_newton_phase`` with the pivoted Cholesky of Q_FF by LAPACK ``dpstrf`` (blocked, level-3
+    BLAS; same pivot rule and rank cut-off rtol * max diag) [P: speed only, spec 6.9]."""
+    F = np.flatnonzero((alpha != 0.0) & (np.abs(alpha) < C))
+    if F.size == 0:
+        return 0
+    QF = Q[np.ix_(F, F)]
+    tol = rtol * max(float(QF.diagonal().max()), 1e-300)
+    factor, piv, rank, info = dpstrf(QF, lower=1, tol=tol, overwrite_a=1)
+    if info < 0:  # pragma: no cover - bad argument
+        raise RuntimeError(f"dpstrf failed (info={info})")
+    L = np.ascontiguousarray(np.tril(factor[:rank, :rank]))
+    return int(_newton_steps(Q, c, alpha, C, eps, tol_abs, L, int(rank), F.astype(np.int64),
+                             (piv - 1).astype(np.int64), True))
 
 
 @njit(cache=True)
@@ -327,7 +421,8 @@ def _ratio_test(alpha, idx, d, n, C, t_max):  # pragma: no cover - compiled
 @njit(cache=True)
 def _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, dependent):  # pragma: no cover - compiled
     """One downhill step along the null direction of the worst dependent free coordinate (see
-    ``_newton_phase``). Returns 1 if a step was taken, else 0."""
+    ``_newton_phase``). Returns 0 if no step was taken, 2 if j itself left the free set
+    (W and its factor unchanged), else 1."""
     P = alpha.shape[0]
     best, j = tol_abs, -1
     for jj in dependent:
@@ -361,7 +456,7 @@ def _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, dependent):  # pragm
             v = 0.0
         alpha[i] = min(max(v, -C), C)
     alpha[idx[stop]] = landing
-    return 1
+    return 2 if stop == r else 1
 
 
 #: [P] Newton phases in a row while the previous one was cut (each refactorises the new free set).
@@ -379,6 +474,7 @@ def psvm_dual(
     tol: float = 1e-6,
     max_sweeps: int = 10_000,
     newton: bool = True,
+    legacy: bool = False,
 ) -> tuple[np.ndarray, int, bool]:
     """Solve the P-SVM dual of spec 6.9 by cyclic coordinate descent [P].
 
@@ -392,12 +488,14 @@ def psvm_dual(
     steps on the free set finish the ill-conditioned tail that plain CD crawls
     through. Both moves never increase the objective; stopping rule and
     solution are unchanged. ``newton=False`` is pure cyclic CD. ``max_sweeps``
-    counts CD sweeps only.
+    counts CD sweeps only. ``legacy=True`` runs the Newton phases of the reference
+    version (scalar pivoted Cholesky and column-wise downdates in numba, slower;
+    ``_newton_phase``) instead of ``_newton_phase_lapack``: same rules, other rounding.
 
     Returns ``(alpha, n_sweeps, converged)``.
     """
     Q, c = dual_terms(K_tilde, y)
-    return solve_dual(Q, c, C, epsilon, tol, max_sweeps, newton)
+    return solve_dual(Q, c, C, epsilon, tol, max_sweeps, newton, legacy=legacy)
 
 
 def solve_dual(
@@ -409,18 +507,22 @@ def solve_dual(
     max_sweeps: int = 10_000,
     newton: bool = True,
     alpha0: np.ndarray | None = None,
+    legacy: bool = False,
 ) -> tuple[np.ndarray, int, bool]:
     """``psvm_dual`` on given Q, c, optionally started from ``alpha0`` (clipped into the box).
 
     The start changes only the path, not the stopping rule: the result meets the
-    same KKT tolerance (a warm start along a CV grid, see ``dual_path``).
+    same KKT tolerance (a warm start along a CV grid, see ``dual_path``). ``legacy``: as
+    in ``psvm_dual``.
     """
+    Q, c = np.ascontiguousarray(Q, dtype=np.float64), np.ascontiguousarray(c, dtype=np.float64)
     alpha = np.zeros(Q.shape[0])
     if Q.shape[0] == 0 or epsilon >= np.abs(c).max():  # trivial eps (spec 3, 6.9 pitfalls)
         return alpha, 0, True
     C, epsilon, tol_abs = float(C), float(epsilon), solver_tolerance(c, tol)
     if alpha0 is not None:
         alpha = np.clip(np.asarray(alpha0, dtype=np.float64), -C, C)
+    phase = _newton_phase if legacy else _newton_phase_lapack
     sweeps, pattern = 0, None
     while sweeps < max_sweeps:
         block = min(SWEEPS_PER_BLOCK, max_sweeps - sweeps)
@@ -431,13 +533,20 @@ def solve_dual(
         previous, pattern = pattern, np.sign(alpha)
         if newton and previous is not None and np.array_equal(previous, pattern):
             for _ in range(NEWTON_REPEATS):
-                if _newton_phase(Q, c, alpha, C, epsilon, PIVOT_RTOL, tol_abs) == 0:
+                if phase(Q, c, alpha, C, epsilon, PIVOT_RTOL, tol_abs) == 0:
                     break
     converged = _max_kkt_violation(alpha, Q @ alpha - c, C, epsilon) <= tol_abs
     return alpha, sweeps, bool(converged)
 
 
-def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sweeps: int = 10_000):
+def _dual_objective(Q, c, alpha, C, eps) -> float:
+    """1/2 a'Qa - c'a + eps |a|_1 at a clipped into the box (spec 6.9)."""
+    a = np.clip(alpha, -C, C)
+    return float(0.5 * a @ (Q @ a) - c @ a + eps * np.abs(a).sum())
+
+
+def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sweeps: int = 10_000,
+              legacy: bool = False):
     """``solve_dual`` at every (C, epsilon) of a CV grid, sharing work [P: speed only].
 
     Per epsilon, C ascending: each solve starts from the solution at the previous
@@ -446,6 +555,9 @@ def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sw
     (max |a_j| < C), it satisfies the KKT conditions of every larger C unchanged
     (they involve C only through coordinates at +-C), so it is reused as is.
     Every returned solution meets the same KKT tolerance as a cold ``solve_dual``.
+    Unless ``legacy``, a solve at a larger C starts from whichever of the two
+    solutions (previous C, or previous epsilon at this C) has the lower objective,
+    and the Newton phases use ``_newton_phase_lapack``.
     Returns {(C, epsilon): (alpha, n_sweeps, converged)}.
     """
     out: dict[tuple[float, float], tuple[np.ndarray, int, bool]] = {}
@@ -461,7 +573,9 @@ def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sw
                 out[(C, eps)] = (alpha, 0, converged)
             else:
                 warm = out[start][0] if start is not None else last_eps.get(C)
-                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm)
+                if not legacy and start is not None and C in last_eps:  # the better of both starts
+                    warm = min((warm, last_eps[C]), key=lambda a: _dual_objective(Q, c, a, C, eps))
+                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm, legacy=legacy)
             start = (C, eps)
             this_eps[C] = out[start][0]
         last_eps = this_eps
@@ -516,7 +630,7 @@ class _PairProblem:
                          n_sweeps, converged)
 
 
-class PSVM(SimilarityClassifier):
+class PSVM(CompiledKernels, SimilarityClassifier):
     """P-SVM with one-vs-one voting on a precomputed similarity matrix (spec 6.9).
 
     Parameters
