@@ -1,7 +1,9 @@
 """The method table: pipeline method id -> estimator, input kind, parameter grid, sources.
 
-``sources`` lists the files (relative to ``src/hlm``) whose edit must rerun
-that method's jobs; the workflow declares them as rule inputs.
+``method_sources`` lists the files (relative to ``src/hlm``) whose edit must
+rerun that method's jobs; the workflow declares them as rule inputs. They are
+found from the imports of the evaluation stage and of the method's estimator
+module (``hlm.sources``), less the files the method imports but never runs.
 """
 
 from __future__ import annotations
@@ -10,20 +12,12 @@ from dataclasses import dataclass, field
 
 from importlib import import_module
 
-#: Sources every method's jobs depend on (stage logic, evaluation loop, CV, seeds, tracking).
-COMMON_SOURCES = (
-    "stages/evaluate.py",
-    "data/artifacts.py",
-    "data/validation.py",
-    "methods.py",
-    "models/_base.py",
-    "evaluation/cv.py",
-    "evaluation/evaluate.py",
-    "evaluation/seeds.py",
-    "evaluation/splits.py",
-    "tracking.py",
-    "provenance.py",
-)
+#: What an evaluation job runs besides its method's estimator module: the job script's imports
+#: (workflow/scripts/evaluate.py) and the evaluation stage.
+STAGE_MODULES = ("hlm.jobs", "hlm.provenance", "hlm.stages.evaluate")
+
+#: Imported by the stage for the similarity methods only (s = 1/d of distance-only data, spec 4.2).
+_SIMILARITY_ONLY = ("models/from_distances.py", "data/conversions.py")
 
 
 @dataclass(frozen=True)
@@ -32,7 +26,9 @@ class MethodSpec:
     label: str  # name in tables and figures, as in the paper
     estimator: str  # "module:Class", imported on use (keeps the Snakefile's parse fast)
     input: str  # "distance", "similarity" (native, else 1/d per fit set; spec 4.2) or "vectors"
-    sources: tuple[str, ...]
+    #: files (relative to src/hlm) its code imports but never runs, e.g. the other clustering methods;
+    #: left out of ``method_sources`` so that editing them does not rerun this method
+    not_run: tuple[str, ...] = ()
     posteriors: bool = False  # predict_proba is a posterior (eq. 6), stored with predictions
     parallel_cv: bool = False  # costly CV: the job gets several threads (worker processes for the folds)
     default_grid: dict = field(default_factory=dict)
@@ -60,7 +56,7 @@ METHODS: dict[str, MethodSpec] = {
         label="k-NN",
         estimator="hlm.models.knn:KNNClassifier",
         input="distance",
-        sources=("models/knn.py",),
+        not_run=_SIMILARITY_ONLY,
         default_grid={"n_neighbors": [1, 2, 4, 8, 16, 32, 64, 128]},
     ),
     "kernel_hlm": MethodSpec(
@@ -68,7 +64,7 @@ METHODS: dict[str, MethodSpec] = {
         label="Kernel HLM",
         estimator="hlm.models.kernel_hlm:KernelHLM",
         input="distance",
-        sources=("models/kernel_hlm.py", "gamma.py"),
+        not_run=_SIMILARITY_ONLY,
         posteriors=True,
     ),
 }
@@ -104,16 +100,15 @@ def check_method_params(method_id: str, method_params: dict) -> list[dict]:
     return grid
 
 
-def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), extra_sources=(),
-                 cv_from=None) -> MethodSpec:
+def _mixture_hlm(method_id: str, label: str, clustering: str, extra_grid=(), cv_from=None) -> MethodSpec:
     """Mixture HLM with one clustering method; M chosen by CV from {1..10, 12, 14, 16} (section 5.1)."""
     return MethodSpec(
         id=method_id,
         label=label,
         estimator="hlm.models.mixture_hlm:MixtureHLM",
         input="distance",
-        sources=("models/mixture_hlm.py", "gamma.py", "clustering/__init__.py", "clustering/result.py",
-                 f"clustering/{CLUSTERING_SOURCE[clustering]}", *extra_sources),
+        not_run=(*_SIMILARITY_ONLY, *(f"clustering/{f}" for c, f in CLUSTERING_SOURCE.items() if c != clustering),
+                 *(() if "kernel" in extra_grid else ("models/kernel_hlm.py",))),
         posteriors=True,
         parallel_cv=True,
         default_grid={"n_components": [*HLM_COMPONENTS, *extra_grid]},
@@ -132,7 +127,6 @@ METHODS.update(
         # HLM(kernel-vsh): the candidates gain n_k, i.e. Kernel HLM (section 5.3); the CV errors
         # of M = 1..16 are HLM(vsh)'s (same estimator, seeds and folds), reused when it ran
         "hlm_kernel_vsh": _mixture_hlm("hlm_kernel_vsh", "HLM (kernel-vsh)", "vsh", extra_grid=["kernel"],
-                                       extra_sources=["models/kernel_hlm.py", "evaluation/reuse.py"],
                                        cv_from="hlm_vsh"),
     }
 )
@@ -145,47 +139,40 @@ RIDGE_GRID = [10.0, 1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest lambda) first
 GAMMA_GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2]
 EPSILON_GRID = [1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest epsilon) first
 VECTOR_GAMMA_GRID = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-#: a similarity method on distance-only data is wrapped in SimilarityFromDistances
-_SIMILARITY_SOURCES = ("models/from_distances.py", "data/conversions.py")
-
-
-def _compared(method_id, label, estimator, sources, grid, fixed=None, input="similarity", parallel_cv=False):
+def _compared(method_id, label, estimator, grid, fixed=None, input="similarity", parallel_cv=False, not_run=()):
     return MethodSpec(
         id=method_id, label=label, estimator=f"hlm.models.{estimator}", input=input,
-        sources=(*sources, *(_SIMILARITY_SOURCES if input == "similarity" else ())),
+        not_run=(*not_run, *(_SIMILARITY_ONLY if input != "similarity" else ())),
         default_grid=grid, default_fixed=fixed or {}, parallel_cv=parallel_cv,
     )
 
 
-_SVM = ("models/svm_similarity.py", "models/spectrum.py")
 METHODS.update(
     {
         "affinity_knn": _compared("affinity_knn", "affinity k-NN", "weighted_knn:AffinityKNN",
-                                  ("models/weighted_knn.py", "models/knn.py"), {"n_neighbors": K_GRID}),
+                                  {"n_neighbors": K_GRID}, not_run=("models/kri.py",)),
         "kri_knn": _compared("kri_knn", "KRI k-NN (clip)", "weighted_knn:KRIKNN",
-                             ("models/weighted_knn.py", "models/kri.py", "models/knn.py", "models/spectrum.py"),
                              {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}),
         "krr_knn": _compared("krr_knn", "KRR k-NN (pinv)", "weighted_knn:KRRKNN",
-                             ("models/weighted_knn.py", "models/knn.py"), {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}),
+                             {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}, not_run=("models/kri.py",)),
         "local_sda": _compared("local_sda", "local SDA", "local_sda:LocalSDA",
-                               ("models/local_sda.py", "models/_local_sda_kernels.py", "models/knn.py"),
                                {"n_neighbors": K_GRID}),
         "svm_kernel_clip": _compared("svm_kernel_clip", "SVM sims-as-kernel (clip)",
-                                     "svm_similarity:SVMSimilarityKernel", _SVM, {"C": C_GRID},
+                                     "svm_similarity:SVMSimilarityKernel", {"C": C_GRID},
                                      fixed={"spectrum": "clip"}),
         "svm_features_linear": _compared("svm_features_linear", "SVM sims-as-features (linear)",
-                                         "svm_similarity:SVMSimilarityFeatures", _SVM, {"C": C_GRID},
+                                         "svm_similarity:SVMSimilarityFeatures", {"C": C_GRID},
                                          fixed={"kernel": "linear"}),
         "svm_features_rbf": _compared("svm_features_rbf", "SVM sims-as-features (RBF)",
-                                      "svm_similarity:SVMSimilarityFeatures", _SVM,
+                                      "svm_similarity:SVMSimilarityFeatures",
                                       {"C": C_GRID, "gamma": GAMMA_GRID}, fixed={"kernel": "rbf"}, parallel_cv=True),
-        "svm_knn": _compared("svm_knn", "SVM-KNN (clip)", "svm_knn:SVMKNN", ("models/svm_knn.py", *_SVM),
+        "svm_knn": _compared("svm_knn", "SVM-KNN (clip)", "svm_knn:SVMKNN",
                              {"n_neighbors": K_GRID, "C": C_GRID}, parallel_cv=True),
-        "psvm": _compared("psvm", "P-SVM", "psvm:PSVM", ("models/psvm.py",),
+        "psvm": _compared("psvm", "P-SVM", "psvm:PSVM",
                           {"C": C_GRID, "epsilon": EPSILON_GRID}, parallel_cv=True),
         "svm_vector_linear": _compared("svm_vector_linear", "SVM (vectors, linear)", "svm_similarity:SVMVectors",
-                                       _SVM, {"C": C_GRID}, fixed={"kernel": "linear"}, input="vectors"),
-        "svm_vector_rbf": _compared("svm_vector_rbf", "SVM (vectors, RBF)", "svm_similarity:SVMVectors", _SVM,
+                                       {"C": C_GRID}, fixed={"kernel": "linear"}, input="vectors"),
+        "svm_vector_rbf": _compared("svm_vector_rbf", "SVM (vectors, RBF)", "svm_similarity:SVMVectors",
                                     {"C": C_GRID, "gamma": VECTOR_GAMMA_GRID}, fixed={"kernel": "rbf"},
                                     input="vectors"),
     }
@@ -198,5 +185,13 @@ def method_applies(method_id: str, dataset_kind: str) -> bool:
 
 
 def method_sources(method_id: str) -> list[str]:
-    """All source files (relative to src/hlm) a method's jobs depend on."""
-    return sorted(set(COMMON_SOURCES) | set(METHODS[method_id].sources))
+    """The source files (relative to src/hlm) a method's jobs depend on: everything the evaluation
+    stage and the method's estimator module import (``hlm.sources.module_sources``), less its ``not_run``."""
+    from hlm.sources import module_sources
+
+    spec = METHODS[method_id]
+    imported = module_sources(*STAGE_MODULES, spec.estimator.split(":")[0])
+    stale = sorted(set(spec.not_run) - set(imported))
+    if stale:
+        raise ValueError(f"method {method_id!r}: not_run lists files its code does not import: {stale}")
+    return [f for f in imported if f not in spec.not_run]

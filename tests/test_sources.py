@@ -1,0 +1,64 @@
+"""The source files a method's jobs depend on (hlm.sources, hlm.methods.method_sources)."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hlm.methods import METHODS, STAGE_MODULES, method_sources
+from hlm.sources import PACKAGE_DIR, module_sources
+
+
+def _runtime_modules(*modules: str) -> set[str]:
+    """The hlm source files a fresh interpreter has loaded after importing ``modules``."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {list(modules)!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted(getattr(m, '__file__', None) or '' for n, m in sys.modules.items()"
+        " if n == 'hlm' or n.startswith('hlm.'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    files = {f for f in json.loads(out) if f}
+    return {str(Path(f).resolve().relative_to(PACKAGE_DIR)) for f in files}
+
+
+@pytest.mark.parametrize("estimator_module", sorted({spec.estimator.split(":")[0] for spec in METHODS.values()}))
+def test_static_sources_cover_what_an_evaluation_job_imports(estimator_module):
+    """Everything a job loads at run time (the stage and the estimator module) is found by reading the sources."""
+    loaded = _runtime_modules(*STAGE_MODULES, estimator_module)
+    assert loaded <= set(module_sources(*STAGE_MODULES, estimator_module)), loaded - set(
+        module_sources(*STAGE_MODULES, estimator_module))
+
+
+def test_imports_inside_functions_and_packages_count():
+    found = module_sources("hlm.models.mixture_hlm")
+    assert "models/kernel_hlm.py" in found  # imported inside a method (the "kernel" candidate)
+    assert {"clustering/vsh.py", "clustering/kmedoids.py", "clustering/ward.py"} <= set(found)
+    assert {"__init__.py", "models/__init__.py", "clustering/__init__.py"} <= set(found)
+
+
+def test_method_sources_leave_out_only_what_the_method_never_runs():
+    for method in ("svm_kernel_clip", "svm_features_rbf", "svm_knn", "svm_vector_linear"):
+        assert "models/_libsvm.py" in method_sources(method)  # the direct libsvm fits
+    vsh = method_sources("hlm_vsh")
+    assert "clustering/vsh.py" in vsh and "clustering/ward.py" not in vsh and "models/kernel_hlm.py" not in vsh
+    assert "models/kernel_hlm.py" in method_sources("hlm_kernel_vsh")
+    assert "models/from_distances.py" not in method_sources("knn")
+    assert "models/from_distances.py" in method_sources("kri_knn")
+    assert "models/kri.py" not in method_sources("affinity_knn") and "models/kri.py" in method_sources("kri_knn")
+    assert "models/knn.py" in method_sources("local_sda")  # its vote-tie rule
+    assert "tracking.py" not in method_sources("knn")  # logged by the track rule, not by method jobs
+
+
+def test_stale_not_run_entry_is_an_error(monkeypatch):
+    monkeypatch.setitem(METHODS, "knn", dataclasses.replace(METHODS["knn"], not_run=("models/psvm.py",)))
+    with pytest.raises(ValueError, match="models/psvm.py"):
+        method_sources("knn")
+
+
+def test_unknown_module_is_an_error():
+    with pytest.raises(ValueError, match="hlm.no_such_module"):
+        module_sources("hlm.no_such_module")
