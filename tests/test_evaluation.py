@@ -253,3 +253,11 @@ def test_kernel_vsh_reusing_vsh_cv_equals_its_own_cv(tmp_path, caplog):
                     method_params={"fixed": {"n_init": 5}})
     assert (other["cv_reused"] == 0).all()
     assert "not reusing the CV errors of hlm_vsh" in caplog.text and "estimator parameters differ" in caplog.text
+
+
+@pytest.mark.parametrize("n_folds", [1, 0])
+def test_make_folds_keeps_sklearns_checks_of_the_fold_count(n_folds):
+    """Fold counts scikit-learn rejects (fewer than 2) are still rejected."""
+    y = np.repeat(np.array(["a", "b"]), 20)
+    with pytest.raises((ValueError, TypeError)):
+        make_folds(y, n_folds, seed=1)

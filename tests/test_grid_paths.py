@@ -79,6 +79,8 @@ GRIDS = {
     "kri_knn": (KRIKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "kri_knn_raw": (KRIKNN(test_transform="raw"), {"n_neighbors": [4, 16], "ridge": [1.0, 0.01]}),
     "kri_knn_unsorted": (KRIKNN(), {"n_neighbors": [32, 1, 8, 2, 128], "ridge": [0.001, 10.0, 0.1]}),
+    "kri_knn_transforms": (KRIKNN(), {"n_neighbors": [2, 16, 64], "ridge": [1.0, 0.01],
+                                      "test_transform": ["consistent", "raw"]}),
     "krr_knn": (KRRKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),

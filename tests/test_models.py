@@ -137,12 +137,14 @@ def test_knn_predict_equals_stable_argsort_reference(n_values):
     rng = np.random.default_rng(n_values)
     D, y = _tied_problem(rng, 120, n_values)
     Dt = rng.integers(0, n_values, (70, 120)).astype(float) + (rng.random((70, 120)) if n_values == 1000 else 0)
-    for k in (1, 2, 3, 7, 16, 29, 31, 64, 119, 120, 300):
+    classes, y_idx = np.unique(y, return_inverse=True)
+    for k in (1, 2, 3, 7, 16, 29, 31, 64, 119, 120, 300, 10**12, 2**70):  # k above n_fit: capped
         ours, ref = KNNClassifier(k).fit(D, y), ReferenceKNN(k).fit(D, y)
         np.testing.assert_array_equal(ours.predict(Dt), ref.predict(Dt))
         nb = np.argsort(Dt, axis=1, kind="stable")[:, : min(k, 120)]
         np.testing.assert_array_equal(ours._neighbours(Dt), nb)
-        np.testing.assert_array_equal(ours.predict_proba(Dt), KNNClassifier.predict_proba(ref, Dt))
+        votes = (y_idx[nb][:, :, None] == np.arange(len(classes))).sum(axis=1)  # the vote fractions by hand
+        np.testing.assert_array_equal(ours.predict_proba(Dt), votes / votes.sum(axis=1, keepdims=True))
 
 
 @pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, -0.0])
@@ -357,3 +359,43 @@ def test_evaluate_warms_up_before_the_first_split(monkeypatch):
     ev.evaluate_method(art, splits, "kri_knn", dataset="toy", seed=1, n_folds=3,
                        grid_config={"n_neighbors": [2, 4], "ridge": [1.0]}, split_ids=[0])
     assert calls[0] == ("warm", None) and calls.count(("warm", None)) == 1
+
+
+def test_knn_grid_paths_cap_a_huge_k():
+    """k far above the fit set (10**12, 2**70) is k = n_fit on the grid and CV paths (no huge buffers)."""
+    from hlm.evaluation.cv import make_folds
+
+    rng = np.random.default_rng(5)
+    D, y = _tied_problem(rng, 60, 4)
+    grid = [{"n_neighbors": k} for k in (3, 10**12, 2**70)]
+    path = KNNClassifier().predict_grid(D[:40, :40], y[:40], D[40:, :40], grid)
+    np.testing.assert_array_equal(path[1], KNNClassifier(40).fit(D[:40, :40], y[:40]).predict(D[40:, :40]))
+    np.testing.assert_array_equal(path[2], path[1])
+    folds = make_folds(y, 3, 11)
+    per_fold = KNNClassifier().predict_folds(D, y, folds, grid)
+    for (fit, val), pred in zip(folds, per_fold):
+        ref = KNNClassifier(len(fit)).fit(D[np.ix_(fit, fit)], y[fit]).predict(D[np.ix_(val, fit)])
+        np.testing.assert_array_equal(pred[1], ref)
+        np.testing.assert_array_equal(pred[2], ref)
+
+
+def test_knn_subclass_voting_differently_takes_the_per_fold_path():
+    class Farthest(KNNClassifier):
+        def _neighbours(self, D):
+            return np.argsort(-D, axis=1, kind="stable")[:, : min(int(self.n_neighbors), D.shape[1])]
+
+    rng = np.random.default_rng(2)
+    D, y = _tied_problem(rng, 30, 1000)
+    assert Farthest().predict_folds(D, y, [(np.arange(20), np.arange(20, 30))], [{"n_neighbors": 3}]) is None
+
+
+def test_warm_up_failure_does_not_stop_the_evaluation(monkeypatch):
+    """``_warm_up`` only speeds up the first split's timing: an error there is ignored."""
+    from hlm.evaluation import evaluate as ev
+    from hlm.models.knn import KNNClassifier as K
+
+    def broken(self):
+        raise RuntimeError("toy problem failed")
+
+    monkeypatch.setattr(K, "_warm_up", broken)
+    ev._warm_up(K())  # no error

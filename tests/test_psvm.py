@@ -322,12 +322,18 @@ def test_lapack_newton_matches_the_reference_solver(m, P, seed, C, eps):
     assert f_new == pytest.approx(f_old, rel=1e-9, abs=1e-10)
 
 
-def test_dual_path_new_and_legacy_agree():
+def test_dual_path_new_and_legacy_agree(monkeypatch):
     """The grid path (new: LAPACK phases and the better of two warm starts) vs the reference path."""
+    from hlm.models import psvm as psvm_module
+
     K_tilde, y = _problem(30, 70, seed=9)  # rank-deficient
     Q, c = dual_terms(K_tilde, y)
     points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 1.0, 10.0, 1e3, 1e5)]
+    calls, lapack_phase = [], psvm_module._newton_phase_lapack
+    monkeypatch.setattr(psvm_module, "_newton_phase_lapack", lambda *a: calls.append(lapack_phase(*a)) or calls[-1])
     new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
+    monkeypatch.undo()
+    assert len(calls) > 0 and any(calls)  # the LAPACK Newton phase ran and took steps
     old = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, legacy=True)
     for C, eps in points:
         assert new[(C, eps)][2] and old[(C, eps)][2]

@@ -33,7 +33,8 @@ from hlm.models._grid import predict_each
 def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(fit, validation) index pairs, stratified; see ``fold_count`` for how many."""
     y = np.asarray(y)
-    if y.ndim == 1 and y.dtype.kind in "USiu" and len(y) >= 2 and isinstance(seed, (int, np.integer)):  # same folds
+    if (y.ndim == 1 and y.dtype.kind in "USiu" and len(y) >= 2 and isinstance(seed, (int, np.integer))
+            and isinstance(n_folds, (int, np.integer)) and n_folds >= 2):  # same folds; else sklearn checks
         _, first, inverse, counts = np.unique(y, return_index=True, return_inverse=True, return_counts=True)
         n_used = int(min(n_folds, len(y), max(int(counts.min()), 2)))  # fold_count
         if counts.min() >= n_used:

@@ -113,7 +113,8 @@ class CompiledKernels:
     ``hlm.evaluation.evaluate`` calls it before the first split's clock starts, so
     no split's fit or predict time carries the once-per-process load of the
     compiled code (like loading a library). It fits and predicts a clone on a
-    6-object, 2-class toy problem, which runs the same kernels as real data.
+    6-object, 2-class toy problem, which loads the kernels that problem reaches
+    (most of them; e.g. P-SVM's Newton phase may still load during split 0).
     """
 
     def _warm_up(self) -> None:

@@ -54,16 +54,17 @@ class PrecomputedSVC:
         ``y_enc`` their float64 indices 0..len(classes)-1, every class present (callers that fit
         several costs on one label vector encode it once)."""
         K = np.ascontiguousarray(K, dtype=np.float64)
-        self.classes_ = classes
-        if len(self.classes_) < 2:
-            raise ValueError(f"PrecomputedSVC: need at least 2 classes in y, got {len(self.classes_)}")
+        y_enc = np.ascontiguousarray(y_enc, dtype=np.float64)
+        if len(classes) < 2:
+            raise ValueError(f"PrecomputedSVC: need at least 2 classes in y, got {len(classes)}")
         if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] != y_enc.shape[0]:
             raise ValueError(f"PrecomputedSVC: K is {K.shape}, expected square with {y_enc.shape[0]} rows")
+        self.classes_ = classes
         _libsvm.set_verbosity_wrap(0)  # as SVC before every fit; libsvm prints otherwise
         (self.support_, self.support_vectors_, self._n_support, self._dual_coef, self._intercept,
          self._probA, self._probB, self.fit_status_, self.n_iter_) = _libsvm.fit(
             K, y_enc, C=float(self.C), cache_size=float(self.cache_size),
-            max_iter=int(self.max_iter), class_weight=np.ones(len(self.classes_)), random_seed=0, **_FIT_ARGS)
+            max_iter=int(self.max_iter), class_weight=np.ones(len(classes)), random_seed=0, **_FIT_ARGS)
         if not (np.isfinite(self._intercept).all() and np.isfinite(self._dual_coef).all()):
             raise ValueError("PrecomputedSVC: the dual coefficients or intercepts are not finite")
         self.hit_max_iter = bool(self.fit_status_ == 1)

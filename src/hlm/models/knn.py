@@ -84,8 +84,8 @@ class KNNClassifier(PrecomputedClassifier):
         """
         if not grid or any(set(p) - {"n_neighbors"} for p in grid):
             return None
-        if type(self).predict is not KNNClassifier.predict:  # a subclass votes differently
-            return None
+        if any(getattr(type(self), name) is not getattr(KNNClassifier, name) for name in _VOTE_METHODS):
+            return None  # a subclass ranks or votes differently
         self._validate_params()
         ks = self._grid_ks(grid)
         D = np.asarray(D)
@@ -153,6 +153,10 @@ def break_vote_ties(votes: np.ndarray, prior: np.ndarray, ranked_labels: np.ndar
     return winner
 
 
+#: what ``predict_folds`` computes itself: a subclass that overrides one of them takes the per-fold path
+_VOTE_METHODS = ("predict", "predict_grid", "_neighbours", "_votes")
+
+
 def _grid_winners(D, rows, row_set, fitted, col_labels, class_counts, ks) -> tuple[np.ndarray, bool]:
     """Winning class index of each row of ``D[rows]`` at every k (grid point x row), and whether every
     entry of the rows ``D[rows]`` is a valid distance (finite, >= 0).
@@ -162,6 +166,7 @@ def _grid_winners(D, rows, row_set, fitted, col_labels, class_counts, ks) -> tup
     (the prior's order); ``col_labels``: the class of every column.
     """
     fitted = np.asarray(fitted, dtype=np.bool_)
+    ks = [min(int(k), D.shape[1]) for k in ks]  # k is capped at the fit set anyway; bounds the buffers
     invalid = np.zeros(1, dtype=np.int64)
     rows = np.asarray(rows, dtype=np.int64)
     winners = _grid_winners_rows(D, D.view(np.uint64), rows, np.asarray(row_set, dtype=np.int64), fitted,

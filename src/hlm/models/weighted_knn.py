@@ -87,7 +87,7 @@ class _LocalWeightedVote(SimilarityClassifier):
         equal to refitting per grid point (tested)."""
         out: list = [None] * len(grid)
         order = None
-        warm: dict = {}  # state handed from one neighbourhood size to the next (``_weights_path``)
+        warm_by: dict = {}  # per setting of the other parameters: state handed from one k to the next
         groups = group_grid(self, grid, self._path_params)
         k_default = self.get_params(deep=False)["n_neighbors"]
 
@@ -100,6 +100,7 @@ class _LocalWeightedVote(SimilarityClassifier):
             if order is None:
                 order = np.argsort(-S_te, axis=1, kind="stable")
             nb = order[:, : min(int(model.n_neighbors), S_te.shape[1])]
+            warm = warm_by.setdefault(tuple((n, v) for n, v in outer if n != "n_neighbors"), {})
             for (g, _), w in zip(points, model._weights_path(S_te, nb, [p for _, p in points], warm)):
                 out[g] = model.classes_[break_vote_ties(model._scores(nb, w), model.class_prior_, model._y_idx[nb])]
         return out
@@ -221,8 +222,8 @@ class KRIKNN(CompiledKernels, _LocalWeightedVote):
         lams = [float(p["ridge"]) for p in params]
         weights: list = [None] * len(lams)
         previous = previous_lam = None
-        A = np.empty_like(K)  # one buffer for every ridge (the solver does not keep or modify A)
-        diagonal = A.reshape(m, k * k)[:, :: k + 1]  # a view of the diagonals
+        A = np.empty(K.shape)  # one C-ordered buffer for every ridge (the solver does not keep or modify A)
+        diagonal = A.reshape(m, k * k)[:, :: k + 1]  # a view of the diagonals (A is C-contiguous)
         for i in sorted(range(len(lams)), key=lambda i: -lams[i]):
             lam = lams[i]
             np.copyto(A, K)
