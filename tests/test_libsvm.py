@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from hlm.models._libsvm import PrecomputedSVC
+from hlm.models._libsvm import FIT_STATUS, PrecomputedSVC, fit_costs, predict_model
 
 
 def _problem(n_classes, seed, kind):
@@ -89,3 +89,21 @@ def test_fit_encoded_equals_fit(n_classes):
     for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_", "n_iter_"):
         np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name), err_msg=name)
     np.testing.assert_array_equal(ours.predict(K_te), ref.predict(K_te))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("max_iter", [3, 100_000])
+def test_fit_costs_equals_fit_encoded(n_classes, max_iter):
+    """SVM-KNN's unwrapped calls: the models and predictions of fit_encoded, one per cost."""
+    K, y, K_te = _problem(n_classes, seed=11, kind="rbf")
+    classes, y_enc = np.unique(y, return_inverse=True)
+    y_enc = y_enc.astype(np.float64)
+    costs = [1e-3, 1.0, 1e5]
+    models = fit_costs(K, y_enc, len(classes), costs, max_iter=max_iter, cache_size=200)
+    for C, model in zip(costs, models, strict=True):
+        ref = PrecomputedSVC(C, max_iter=max_iter, cache_size=200).fit_encoded(K, y_enc, classes)
+        for a, b in zip(model, (ref.support_, ref.support_vectors_, ref._n_support, ref._dual_coef,
+                                ref._intercept, ref._probA, ref._probB, ref.fit_status_, ref.n_iter_)):
+            np.testing.assert_array_equal(a, b)
+        assert (model[FIT_STATUS] == 1) == ref.hit_max_iter
+        np.testing.assert_array_equal(classes[predict_model(model, K_te, 200).astype(np.intp)], ref.predict(K_te))

@@ -81,8 +81,8 @@ def test_single_class_neighbourhood_shortcut(monkeypatch):
     def no_svm(*args, **kwargs):
         raise AssertionError("a local SVM was fitted for a one-class neighbourhood")
 
-    monkeypatch.setattr("hlm.models.svm_knn.fit_spectrum", no_svm)
-    monkeypatch.setattr("hlm.models.svm_knn.PrecomputedSVC", no_svm)
+    monkeypatch.setattr("hlm.models.svm_knn.fit_spectra", no_svm)
+    monkeypatch.setattr("hlm.models.svm_knn.fit_costs", no_svm)
     # row 0: neighbours {0, 1} (both 'a'); row 1: {2, 3} (both 'b') although object 0 ('a') is close behind
     S_te = np.array([[0.8, 0.7, 0.0, 0.6], [0.5, 0.1, 0.6, 0.55]])
     np.testing.assert_array_equal(model.predict(S_te), ["a", "b"])
@@ -100,12 +100,34 @@ def test_identical_neighbour_sets_share_one_svm(aural_split, monkeypatch):
     calls = []
     import hlm.models.svm_knn as module
 
-    original = module.fit_spectrum
-    monkeypatch.setattr(module, "fit_spectrum", lambda S_N, how: calls.append(S_N.shape) or original(S_N, how))
+    original = module.fit_spectra
+    monkeypatch.setattr(module, "fit_spectra", lambda S_N, how: calls.append(len(S_N)) or original(S_N, how))
     model.predict(S_te)
-    assert len(calls) == 1
+    assert calls == [1]  # one clip for all rows
     model.predict(S_te)  # the cache lives within one predict call
-    assert len(calls) == 2
+    assert calls == [1, 1]
+
+
+def test_batched_clips_and_shared_sets_equal_one_by_one(aural_split, monkeypatch):
+    """Clips computed in several stacks, rows sharing a set: the per-row local SVMs exactly."""
+    _, _, S, y, S_te, _ = aural_split
+    S_te = np.vstack([S_te, S_te[:7]])  # repeated rows share their neighbour sets
+    k, costs = 16, [0.01, 1.0, 1e3]
+    import hlm.models.svm_knn as module
+
+    monkeypatch.setattr(module, "_STACK_MAX_SIZE", 3 * k * k)  # stacks of 3 sets
+    ours = SVMKNN(n_neighbors=k).fit(S, y)._predict_costs(S_te, costs)
+    for C, pred in zip(costs, ours):
+        expected = []
+        for s in S_te:
+            N = np.sort(np.argsort(-s, kind="stable")[:k])
+            if len(set(y[N])) == 1:
+                expected.append(y[N][0])
+                continue
+            t = fit_spectrum(S[np.ix_(N, N)], "clip")
+            svc = SVC(kernel="precomputed", C=C).fit(t.kernel, y[N])
+            expected.append(svc.predict(t.transform_test(s[N][None, :]))[0])
+        np.testing.assert_array_equal(pred, expected, err_msg=f"C={C}")
 
 
 def test_max_iter_gives_one_summary_warning(aural_split):

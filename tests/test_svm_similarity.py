@@ -13,7 +13,7 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
 from hlm.errors import DataError
-from hlm.models.spectrum import fit_spectrum
+from hlm.models.spectrum import fit_spectra, fit_spectrum
 from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel, SVMVectors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,3 +266,36 @@ def test_vectors_bad_input():
     model = SVMVectors().fit(X, y)
     with pytest.raises(DataError, match="features"):
         model.predict(X[:, :1])
+
+
+@pytest.mark.parametrize("method", ["clip", "flip", "shift"])
+@pytest.mark.parametrize("n", [1, 2, 5, 40])
+def test_fit_spectra_equals_fit_spectrum_bit_for_bit(method, n):
+    """The batched eigh runs LAPACK on each matrix as fit_spectrum does: identical arrays."""
+    rng = np.random.default_rng(n)
+    S = rng.normal(size=(6, n, n))  # not symmetric: fit_spectra symmetrises as fit_spectrum
+    S[0] = S[0] @ S[0].T  # a PSD one
+    for one, batched in zip([fit_spectrum(s, method) for s in S], fit_spectra(S, method), strict=True):
+        assert one.method == batched.method
+        for name in ("kernel", "projector", "eigenvalues"):
+            a, b = getattr(one, name), getattr(batched, name)
+            assert (a is None and b is None) or np.array_equal(a, b), name
+        assert np.array_equal(one.transform_test(S[1, :2]), batched.transform_test(S[1, :2]))
+    with pytest.raises(ValueError, match="square"):
+        fit_spectra(S, "square")
+
+
+def test_clip_products_by_gemm():
+    """P = U+ U+^T is a product of two distinct arrays (BLAS gemm): numpy computes ``X @ X.T`` of
+    one array by syrk, whose rounding differs, and the recorded results come from gemm."""
+    rng = np.random.default_rng(3)
+    S = rng.normal(size=(57, 57))
+    A = (S + S.T) / 2.0
+    mu, U = np.linalg.eigh(A)
+    keep = mu > 1e-12 * np.abs(mu).max()
+    U_keep = U[:, keep]
+    P = U_keep @ U_keep.copy().T
+    K = (U_keep * mu[keep]) @ U_keep.T
+    t = fit_spectrum(S, "clip")
+    assert np.array_equal(t.projector, (P + P.T) / 2.0)
+    assert np.array_equal(t.kernel, (K + K.T) / 2.0)

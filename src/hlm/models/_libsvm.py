@@ -23,6 +23,39 @@ _FIT_ARGS = dict(svm_type=0, kernel="precomputed", degree=3, gamma=0.0, coef0=0.
 _PREDICT_ARGS = dict(svm_type=0, kernel="precomputed", degree=3, coef0=0.0, gamma=0.0)
 
 
+def fit_costs(K: np.ndarray, y_enc: np.ndarray, n_classes: int, costs, *, max_iter: int,
+              cache_size: float) -> list[tuple]:
+    """libsvm's models of ``PrecomputedSVC(C, max_iter=, cache_size=).fit_encoded(K, y_enc, classes)``
+    for each C in ``costs``: the same ``_libsvm.fit`` calls, without the per-fit wrapper (SVM-KNN
+    fits 9 costs on each of several hundred small local kernels per split).
+
+    Not validated: K must be a C-contiguous finite float64 square matrix, ``y_enc`` a float64
+    vector of codes 0..n_classes-1 (every one present, n_classes >= 2), one per row of K.
+    Raises ValueError as ``fit_encoded`` if a model's coefficients are not finite. A model is
+    the tuple ``_libsvm.fit`` returns; ``predict_model`` predicts with it, and its element
+    ``FIT_STATUS`` is 1 where libsvm stopped at ``max_iter``.
+    """
+    kwargs = dict(_FIT_ARGS, cache_size=float(cache_size), max_iter=int(max_iter),
+                  class_weight=np.ones(n_classes), random_seed=0)
+    _libsvm.set_verbosity_wrap(0)  # as SVC before every fit; libsvm prints otherwise
+    models = [_libsvm.fit(K, y_enc, C=float(C), **kwargs) for C in costs]
+    coefs = [a for m in models for a in (m[3].ravel(), m[4])]
+    if not np.isfinite(np.concatenate(coefs)).all():
+        raise ValueError("PrecomputedSVC: the dual coefficients or intercepts are not finite")
+    return models
+
+
+#: Index of libsvm's fit status in a ``fit_costs`` model.
+FIT_STATUS = 7
+
+
+def predict_model(model: tuple, K_te: np.ndarray, cache_size: float) -> np.ndarray:
+    """libsvm's one-vs-one votes (class codes, float64) of the rows of ``K_te`` with a ``fit_costs``
+    model: ``PrecomputedSVC.predict``'s libsvm call, unvalidated (``K_te`` C-contiguous float64
+    with a column per fitted object). Rows are predicted independently."""
+    return _libsvm.predict(K_te, *model[:7], cache_size=float(cache_size), **_PREDICT_ARGS)
+
+
 class PrecomputedSVC:
     """One-vs-one C-SVC on a precomputed kernel (scikit-learn 1.9.1's libsvm binding).
 
