@@ -323,7 +323,8 @@ def test_lapack_newton_matches_the_reference_solver(m, P, seed, C, eps):
 
 
 def test_dual_path_new_and_legacy_agree(monkeypatch):
-    """The grid path (new: LAPACK phases and the better of two warm starts) vs the reference path."""
+    """The grid path (LAPACK Newton phases, ``active_set=False``, and the better of two warm starts)
+    vs the reference path."""
     from hlm.models import psvm as psvm_module
 
     K_tilde, y = _problem(30, 70, seed=9)  # rank-deficient
@@ -331,7 +332,7 @@ def test_dual_path_new_and_legacy_agree(monkeypatch):
     points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 1.0, 10.0, 1e3, 1e5)]
     calls, lapack_phase = [], psvm_module._newton_phase_lapack
     monkeypatch.setattr(psvm_module, "_newton_phase_lapack", lambda *a: calls.append(lapack_phase(*a)) or calls[-1])
-    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
+    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, active_set=False)
     monkeypatch.undo()
     assert len(calls) > 0 and any(calls)  # the LAPACK Newton phase ran and took steps
     old = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, legacy=True)
@@ -380,3 +381,109 @@ def test_italy_power_cv_fold_same_errors_as_the_reference_solver(monkeypatch):
     old = _fold_errors(estimator, D, y, grid, fit, val)
     np.testing.assert_array_equal(new, old)
     assert np.argmin(new) == np.argmin(old)
+
+
+# -- active-set phase (additions inside the phase, factor updates); spec 6.9 "Solver" ----------
+def test_upper_factor_kernels():
+    """Solves with U (U'U = A) and the deletion of a row/column by Givens rotations of row pairs
+    (which also carry the forward-solved right-hand side U'z = b along)."""
+    from hlm.models.psvm import _upper_back, _upper_delete, _upper_forward
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 7, 30):
+        B = rng.normal(size=(n + 2, n))
+        A = B.T @ B
+        U = np.linalg.cholesky(A).T.copy()
+        b = rng.normal(size=n)
+        np.testing.assert_allclose(_upper_forward(U, n, b), np.linalg.solve(U.T, b), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_upper_back(U, n, b), np.linalg.solve(U, b), rtol=1e-10, atol=1e-12)
+        for q in range(n):
+            V = np.zeros((n + 3, n + 3))  # spare capacity, as in the solver
+            V[:n, :n] = U
+            z = np.linalg.solve(U.T, b)
+            _upper_delete(V, n, q, z)
+            R = V[: n - 1, : n - 1]
+            keep = np.delete(np.arange(n), q)
+            if n > 1:  # z follows: R'z_new = b without entry q
+                np.testing.assert_allclose(z[: n - 1], np.linalg.solve(R.T, b[keep]), rtol=1e-9, atol=1e-10)
+            np.testing.assert_array_equal(R, np.triu(R))
+            assert np.all(np.diag(R) > 0.0)
+            np.testing.assert_allclose(R.T @ R, A[np.ix_(keep, keep)], rtol=1e-12, atol=1e-12)
+            assert not V[n - 1 :].any() and not V[:, n - 1 :].any()
+
+
+def _counting_active_set(monkeypatch):
+    """Wrap ``_active_set_phase`` so that its step counters are summed up (returned array)."""
+    from hlm.models import psvm as psvm_module
+
+    total, phase = np.zeros(6, dtype=np.int64), psvm_module._active_set_phase
+
+    def counting(*a):
+        stats = np.zeros(6, dtype=np.int64)
+        out = phase(*a, stats=stats)
+        total[:] += stats
+        return out
+
+    monkeypatch.setattr(psvm_module, "_active_set_phase", counting)
+    return total
+
+
+@pytest.mark.parametrize("m, P, seed", [(40, 25, 1), (25, 40, 2), (30, 90, 3), (60, 60, 4), (80, 200, 5)])
+@pytest.mark.parametrize("C, eps", [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001), (np.inf, 0.01)])
+def test_active_set_matches_the_newton_and_reference_solvers(monkeypatch, m, P, seed, C, eps):
+    """The default solver (active-set phase) vs the previous default (``active_set=False``) and the
+    reference (``legacy``): KKT rule on the exact gradient and the same objective; the active-set
+    phase ran and finished the solve (additions inside the phase: see the path test)."""
+    K_tilde, y = _problem(m, P, seed)
+    K_tilde = np.hstack([K_tilde, K_tilde[:, :1]])  # a duplicated column: rank-deficient
+    Q, c = dual_terms(K_tilde, y)
+    tol_abs = solver_tolerance(c, 1e-9)
+    counts = _counting_active_set(monkeypatch)
+    new, new_sweeps, new_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+    monkeypatch.undo()
+    assert counts[0] > 0  # the active-set phase ran and took Newton steps
+    assert new_sweeps <= 20  # the phase finished the solve, not CD
+    newton, _, newton_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, active_set=False)
+    old, _, old_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, legacy=True)
+    assert new_ok and newton_ok and old_ok
+    assert kkt_violation(K_tilde, y, new, C, eps) <= tol_abs
+    _check_kkt(K_tilde, y, new, C, eps, tol_abs)
+    f_new = _objective(K_tilde, y, new, eps)
+    for other in (newton, old):
+        assert f_new == pytest.approx(_objective(K_tilde, y, other, eps), rel=1e-9, abs=1e-10)
+
+
+def test_active_set_null_space_steps_and_cuts(monkeypatch):
+    """Many duplicated columns (Q far from full rank): dependent violators take null-space steps,
+    steps are cut, and the solution still meets the KKT rule with the reference objective."""
+    rng = np.random.default_rng(21)
+    K_tilde, y = _problem(30, 40, seed=21)
+    K_tilde = np.hstack([K_tilde, K_tilde[:, rng.integers(0, 40, size=40)]])
+    Q, c = dual_terms(K_tilde, y)
+    counts = _counting_active_set(monkeypatch)
+    for C, eps in [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001)]:
+        new, _, ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+        old, _, old_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, legacy=True)
+        assert ok and old_ok
+        assert kkt_violation(K_tilde, y, new, C, eps) <= solver_tolerance(c, 1e-9)
+        assert _objective(K_tilde, y, new, eps) == pytest.approx(_objective(K_tilde, y, old, eps), rel=1e-9, abs=1e-10)
+    assert counts[1] > 0 and counts[3] > 0  # cuts and null-space steps
+
+
+def test_dual_path_active_set_and_newton_agree(monkeypatch):
+    """The default grid path (active-set phase) vs ``active_set=False`` and the reference path."""
+    K_tilde, y = _problem(30, 70, seed=9)  # rank-deficient
+    Q, c = dual_terms(K_tilde, y)
+    points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 1.0, 10.0, 1e3, 1e5)]
+    counts = _counting_active_set(monkeypatch)
+    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
+    monkeypatch.undo()
+    assert counts[2] > 0
+    newton = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, active_set=False)
+    old = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, legacy=True)
+    for C, eps in points:
+        assert new[(C, eps)][2]
+        assert kkt_violation(K_tilde, y, new[(C, eps)][0], C, eps) <= solver_tolerance(c, 1e-9)
+        f_new = _objective(K_tilde, y, new[(C, eps)][0], eps)
+        for path in (newton, old):
+            assert f_new == pytest.approx(_objective(K_tilde, y, path[(C, eps)][0], eps), rel=1e-9, abs=1e-10)

@@ -13,7 +13,11 @@ Spec ``compared-methods.md`` section 6.9 (Hochreiter & Obermayer 2006):
   pattern has settled (a [P] departure for speed: same solution, same stopping
   rule; ``psvm_dual(..., newton=False)`` is pure CD); the free-set factorisation
   is LAPACK's pivoted Cholesky (``legacy=True``: the earlier scalar numba
-  version, kept as the reference);
+  version, kept as the reference); by default (``active_set=True``) the phase
+  after every block of CD sweeps is a primal active-set method that also adds
+  violating coordinates to the free set itself, with Cholesky updates and
+  downdates instead of refactorisations (``_active_set_steps``; ``active_set=False``:
+  the previous Newton phases);
 * b = mean(y) [V]; decision f(u) = k~(u)'a + b;
 * multi-class: one-vs-one voting, one P-SVM per class pair [P] (spec 2, 6.9).
 """
@@ -67,21 +71,25 @@ def apply_normalisation(K_te: np.ndarray, mean: np.ndarray, scale: np.ndarray, k
 
 # -- dual solver (spec 6.9 "Solver") ------------------------------------------
 @njit(cache=True)
+def _violation(a, gj, C, eps):  # pragma: no cover - compiled
+    """The KKT violation of spec 6.9 of one coordinate at value a with gradient gj."""
+    if a == 0.0:
+        return abs(gj) - eps  # |g_j| <= eps
+    if a == C:
+        return gj + eps  # g_j + eps <= 0
+    if a == -C:
+        return eps - gj  # g_j - eps >= 0
+    if a > 0.0:
+        return abs(gj + eps)  # interior: g_j + eps sign(a_j) = 0
+    return abs(gj - eps)
+
+
+@njit(cache=True)
 def _max_kkt_violation(alpha, g, C, eps):  # pragma: no cover - compiled
     """Largest violation of the KKT conditions of spec 6.9 at (alpha, gradient g)."""
     worst = 0.0
     for j in range(alpha.shape[0]):
-        a = alpha[j]
-        if a == 0.0:
-            v = abs(g[j]) - eps  # |g_j| <= eps
-        elif a == C:
-            v = g[j] + eps  # g_j + eps <= 0
-        elif a == -C:
-            v = eps - g[j]  # g_j - eps >= 0
-        elif a > 0.0:
-            v = abs(g[j] + eps)  # interior: g_j + eps sign(a_j) = 0
-        else:
-            v = abs(g[j] - eps)
+        v = _violation(alpha[j], g[j], C, eps)
         if v > worst:
             worst = v
     return worst
@@ -403,19 +411,12 @@ def _newton_phase_lapack(Q, c, alpha, C, eps, rtol, tol_abs):
 @njit(cache=True)
 def _ratio_test(alpha, idx, d, n, C, t_max):  # pragma: no cover - compiled
     """Longest step t <= t_max along d (over coordinates idx[:n]) keeping every one of them in
-    [0, C] or [-C, 0] (no sign crossing). Returns (t, position that blocks or -1, its landing value)."""
-    t, stop, landing = t_max, -1, 0.0
+    [0, C] or [-C, 0] (no sign crossing). Returns (t, position that blocks or -1, its landing value).
+    ``_ratio_test_signed`` with each coordinate's own sign (a coordinate at 0 does not block)."""
+    s = np.empty(n)
     for a in range(n):
-        v = alpha[idx[a]]
-        if v * d[a] < 0.0:
-            lim, land = -v / d[a], 0.0
-        elif v * d[a] > 0.0:
-            lim, land = (C - abs(v)) / abs(d[a]), (C if v > 0.0 else -C)
-        else:
-            continue
-        if lim < t:
-            t, stop, landing = lim, a, land
-    return t, stop, landing
+        s[a] = np.sign(alpha[idx[a]])
+    return _ratio_test_signed(alpha, idx, s, d, n, C, t_max)
 
 
 @njit(cache=True)
@@ -459,8 +460,371 @@ def _null_space_step(Q, c, alpha, C, eps, tol_abs, L, r, W, dependent):  # pragm
     return 2 if stop == r else 1
 
 
+# -- active-set phase (homotopy-style additions; [P] speed only) ----------------
+@njit(cache=True)
+def _ratio_test_signed(alpha, idx, s, d, n, C, t_max):  # pragma: no cover - compiled
+    """``_ratio_test`` with the orthant of each coordinate given by ``s`` (+-1), so that a
+    coordinate at 0 that is joining the free set has a side: it stays in [0, C] (s = 1) or
+    [-C, 0] (s = -1). Returns (t, blocking position or -1, its landing value)."""
+    t, stop, landing = t_max, -1, 0.0
+    for a in range(n):
+        v, da = alpha[idx[a]], d[a] * s[a]
+        if da < 0.0:
+            lim, land = abs(v) / -da, 0.0
+        elif da > 0.0:
+            lim, land = (C - abs(v)) / da, s[a] * C
+        else:
+            continue
+        if lim < t:
+            t, stop, landing = lim, a, land
+    return t, stop, landing
+
+
+@njit(cache=True)
+def _violations(alpha, g, C, eps):  # pragma: no cover - compiled
+    """The KKT violation of every coordinate at (alpha, g) (``_max_kkt_violation`` before the max)."""
+    out = np.empty(alpha.shape[0])
+    for j in range(alpha.shape[0]):
+        out[j] = _violation(alpha[j], g[j], C, eps)
+    return out
+
+
+@njit(cache=True)
+def _upper_forward(U, r, b):  # pragma: no cover - compiled
+    """z with U[:r, :r]' z = b, U upper triangular (by rows of U: contiguous axpys)."""
+    w = b.copy()
+    z = np.empty(r)
+    for i in range(r):
+        zi = w[i] / U[i, i]
+        z[i] = zi
+        row = U[i]
+        for k in range(i + 1, r):
+            w[k] -= zi * row[k]
+    return z
+
+
+@njit(cache=True)
+def _upper_back(U, r, z):  # pragma: no cover - compiled
+    """x with U[:r, :r] x = z, U upper triangular (by rows of U: contiguous dot products)."""
+    x = np.zeros(r)
+    for i in range(r - 1, -1, -1):
+        x[i] = (z[i] - np.dot(U[i, i + 1 : r], x[i + 1 : r])) / U[i, i]
+    return x
+
+
+@njit(cache=True)
+def _upper_delete(U, r, q, z):  # pragma: no cover - compiled
+    """In place: U[:r-1, :r-1] becomes the upper factor of U'U without row/column q, and z[:r-1]
+    becomes the solution of U_new' z_new = b without entry q, given U'z = b (z gets the same
+    rotations: with U = Q1'K_W, z = Q1'u for a u with K_W'u = b, the QR column deletion).
+
+    Column q is removed (later columns shift left, which leaves U upper Hessenberg from row
+    q), and Givens rotations of the row pairs (k, k+1), k >= q, restore the triangle; row k+1
+    is shifted during its rotation (one pass). Rows of U are contiguous: O(r^2) in passes
+    over whole rows, no strided access."""
+    for i in range(q + 1):
+        row = U[i]
+        for k in range(q, r - 1):
+            row[k] = row[k + 1]
+        row[r - 1] = 0.0
+    for k in range(q, r - 1):
+        top, bottom = U[k], U[k + 1]  # top: shifted; bottom: not yet (its entries from column k + 1)
+        a, b = top[k], bottom[k + 1]
+        rho = np.hypot(a, b)
+        cs, sn = a / rho, b / rho
+        top[k] = rho
+        bottom[k] = 0.0
+        zk, zk1 = z[k], z[k + 1]
+        z[k] = cs * zk + sn * zk1
+        z[k + 1] = -sn * zk + cs * zk1
+        for j in range(k + 1, r - 1):
+            x, y = top[j], bottom[j + 1]
+            top[j] = cs * x + sn * y
+            bottom[j] = -sn * x + cs * y
+        bottom[r - 1] = 0.0
+    for j in range(r):
+        U[r - 1, j] = 0.0
+
+
+@njit(cache=True)
+def _lazy_gradient(Q, alpha, g, alpha_g, touched, n_touched):  # pragma: no cover - compiled
+    """g += Q (alpha - alpha_g) over the touched coordinates (rows of Q: contiguous); alpha_g <- alpha."""
+    P = alpha.shape[0]
+    for a in range(n_touched):
+        i = touched[a]
+        f = alpha[i] - alpha_g[i]
+        if f != 0.0:
+            row = Q[i]
+            for k in range(P):
+                g[k] += f * row[k]
+            alpha_g[i] = alpha[i]
+
+
+@njit(cache=True)
+def _active_set_steps(Q, c, alpha, C, eps, tol_abs, pivtol, U0, r, W0, max_steps, refresh, batch,
+                      batch_fraction, stats):  # pragma: no cover
+    """Primal active-set method on the free set, in place on ``alpha`` [P] (see ``_active_set_phase``).
+
+    Starts from the pivoted upper factor U0'U0 = Q_WW of the independent free coordinates W0[:r].
+    Each step: a Newton step on W (signs s fixed) for the residual res = g_W + eps s_W, cut at the
+    first coordinate reaching 0 or +-C (it leaves W: ``_upper_delete``); after a cut the residual
+    of the rest of W is (1 - t) res (Q_WW d = -res), and the forward solve z = U^{-T}(-res) follows
+    the downdate's rotations, so a cut costs one back substitution and a downdate (O(r^2)), no
+    gradient and no forward solve.
+    After an uncut step (optimum of the face) the gradient g = Qa - c is brought up to date
+    (``_lazy_gradient``, O(P r); exact ``Q @ a - c`` every ``refresh`` face optima and before
+    stopping), and the worst KKT violator j joins W (a new column of U, O(r^2)) if its column is
+    independent of W's (Schur complement > pivtol), else takes the null-space step of
+    ``_null_space_step`` (Q d = 0: linear descent to the first bound). Up to ``batch`` violators
+    (worst first, violation > batch_fraction * worst) join at one face optimum; a joining
+    coordinate whose Newton direction would leave its face (wrong sign) is dropped again before
+    the step. ``stats`` (6 counters, incremented): Newton steps, cuts, additions, null-space
+    steps, exact gradients, drops.
+    Returns (steps, converged): converged means max KKT violation <= tol_abs on the exact gradient.
+    """
+    P = alpha.shape[0]
+    cap = min(P, max(r + 64, 2 * r))
+    U = np.zeros((cap, cap))
+    W = np.empty(cap, dtype=np.int64)
+    s = np.empty(cap)
+    res = np.empty(cap)
+    z = np.empty(cap)  # U'z = -res while z_valid (kept through cuts by the rotations of the downdates)
+    z_valid = False
+    inW = np.zeros(P, dtype=np.bool_)
+    for a in range(r):
+        for b in range(a, r):
+            U[a, b] = U0[a, b]
+        W[a] = W0[a]
+        s[a] = 1.0 if alpha[W0[a]] > 0.0 else -1.0
+        inW[W0[a]] = True
+    g = np.dot(Q, alpha) - c
+    stats[4] += 1
+    alpha_g = alpha.copy()
+    touched = np.empty(P, dtype=np.int64)
+    is_touched = np.zeros(P, dtype=np.bool_)
+    n_touched = 0
+    for a in range(r):
+        res[a] = g[W[a]] + eps * s[a]
+    optima, stalls = 0, 0
+    for step in range(1, max_steps + 1):
+        if r > 0:  # Newton step on the face of W
+            for a in range(r):
+                if not is_touched[W[a]]:
+                    is_touched[W[a]] = True
+                    touched[n_touched] = W[a]
+                    n_touched += 1
+            if not z_valid:
+                rhs = np.empty(r)
+                for a in range(r):
+                    rhs[a] = -res[a]
+                z[:r] = _upper_forward(U, r, rhs)
+                z_valid = True
+            d = _upper_back(U, r, z[:r])
+            dropped = False  # joining coordinates (still at 0 or +-C) whose direction leaves their face
+            for a in range(r - 1, -1, -1):
+                i = W[a]
+                if (alpha[i] == 0.0 and d[a] * s[a] <= 0.0) or (abs(alpha[i]) == C and d[a] * s[a] >= 0.0):
+                    _upper_delete(U, r, a, z)
+                    for b in range(a, r - 1):
+                        W[b], s[b], res[b] = W[b + 1], s[b + 1], res[b + 1]
+                    inW[i] = False
+                    r -= 1
+                    dropped = True
+            if dropped:
+                stats[5] += 1
+                stalls += 1
+                if stalls > 2 * batch + 2:
+                    return step, False
+                continue
+            t, stop, landing = _ratio_test_signed(alpha, W, s, d, r, C, 1.0)
+            stats[0] += 1
+            for a in range(r):
+                i = W[a]
+                v = alpha[i] + t * d[a]
+                if v * s[a] <= 0.0:  # rounding guard: never cross a sign
+                    v = 0.0
+                alpha[i] = min(max(v, -C), C)
+                res[a] *= 1.0 - t
+            for a in range(r):
+                z[a] *= 1.0 - t
+            if stop >= 0:
+                alpha[W[stop]] = landing
+                stats[1] += 1
+                if t == 0.0:
+                    stalls += 1
+                    if stalls > 2:  # no progress (rounding): leave the rest to CD
+                        return step, False
+            r = _leave_bounds(alpha, C, U, r, W, s, res, inW, z)  # coordinates now at 0 or +-C leave W
+            if stop >= 0:
+                continue
+        # optimum of the face: bring g up to date, find the worst violator
+        optima += 1
+        z_valid = False
+        if optima % refresh == 0:
+            g = np.dot(Q, alpha) - c
+            stats[4] += 1
+            alpha_g[:] = alpha
+        else:
+            _lazy_gradient(Q, alpha, g, alpha_g, touched, n_touched)
+        for a in range(n_touched):
+            is_touched[touched[a]] = False
+        n_touched = 0
+        viol = _violations(alpha, g, C, eps)
+        j = np.argmax(viol)
+        if viol[j] <= tol_abs:
+            g = np.dot(Q, alpha) - c
+            stats[4] += 1
+            alpha_g[:] = alpha
+            viol = _violations(alpha, g, C, eps)
+            j = np.argmax(viol)
+            if viol[j] <= tol_abs:
+                return step, True
+        for a in range(r):
+            res[a] = g[W[a]] + eps * s[a]
+        if inW[j]:  # the face is not solved to tolerance: another Newton step
+            stalls += 1
+            if stalls > 2:
+                return step, False
+            continue
+        stalls = 0
+        order = np.argsort(-viol) if batch > 1 else np.array([j])
+        j = order[0]  # (ties: the worst violator as sorted, not in W since viol[j] is the max)
+        floor = max(tol_abs, batch_fraction * viol[j])
+        added = 0
+        for q in range(order.shape[0]):
+            jj = order[q]
+            if added >= batch or viol[jj] <= floor:
+                break
+            if inW[jj]:
+                continue
+            sj, l = _joining(Q, U, W, r, alpha, g, jj)
+            delta = Q[jj, jj] - np.dot(l, l)
+            if delta > pivtol:  # jj joins W: one new column of the factor
+                if r == cap:
+                    cap = min(P, 2 * cap)
+                    U2 = np.zeros((cap, cap))
+                    U2[:r, :r] = U[:r, :r]
+                    U = U2
+                    W2, s2, res2 = np.empty(cap, dtype=np.int64), np.empty(cap), np.empty(cap)
+                    W2[:r], s2[:r], res2[:r] = W[:r], s[:r], res[:r]
+                    W, s, res, z = W2, s2, res2, np.empty(cap)
+                for b in range(r):
+                    U[b, r] = l[b]
+                U[r, r] = np.sqrt(delta)
+                W[r], s[r], res[r] = jj, sj, g[jj] + eps * sj
+                inW[jj] = True
+                r += 1
+                added += 1
+                stats[2] += 1
+            elif q == 0:
+                break  # the worst violator depends on W: null-space step below
+        if added > 0:
+            continue
+        sj, l = _joining(Q, U, W, r, alpha, g, j)
+        if inW[j] or Q[j, j] - np.dot(l, l) > pivtol:  # pragma: no cover - ties only; leave it to CD
+            return step, False
+        # j depends on W: null-space step (objective linear along d, slope g_j + eps s_j)
+        beta = _upper_back(U, r, l)
+        sigma = -1.0 if g[j] + eps * sj > 0.0 else 1.0
+        idx = np.empty(r + 1, dtype=np.int64)
+        dd, ss = np.empty(r + 1), np.empty(r + 1)
+        for b in range(r):
+            idx[b], dd[b], ss[b] = W[b], -sigma * beta[b], s[b]
+        idx[r], dd[r], ss[r] = j, sigma, sj
+        t, stop, landing = _ratio_test_signed(alpha, idx, ss, dd, r + 1, C, np.inf)
+        if stop < 0 or t == 0.0:
+            return step, False
+        stats[3] += 1
+        for b in range(r + 1):
+            i = idx[b]
+            v = alpha[i] + t * dd[b]
+            if v * ss[b] <= 0.0:
+                v = 0.0
+            alpha[i] = min(max(v, -C), C)
+            if not is_touched[i]:
+                is_touched[i] = True
+                touched[n_touched] = i
+                n_touched += 1
+        alpha[idx[stop]] = landing
+        r = _leave_bounds(alpha, C, U, r, W, s, res, inW, z)
+    return max_steps, False
+
+
+@njit(cache=True)
+def _leave_bounds(alpha, C, U, r, W, s, res, inW, z):  # pragma: no cover - compiled
+    """Remove the free coordinates now at 0 or +-C from W[:r] (and their factor rows, signs and
+    residuals), last first; returns the new r."""
+    for a in range(r - 1, -1, -1):
+        i = W[a]
+        if alpha[i] == 0.0 or abs(alpha[i]) == C:
+            _upper_delete(U, r, a, z)
+            for b in range(a, r - 1):
+                W[b], s[b], res[b] = W[b + 1], s[b + 1], res[b + 1]
+            inW[i] = False
+            r -= 1
+    return r
+
+
+@njit(cache=True)
+def _joining(Q, U, W, r, alpha, g, j):  # pragma: no cover - compiled
+    """For coordinate j joining the free set W[:r]: its sign on the face (its own, or the descent
+    direction's if it is 0) and l = U'^{-1} Q[W, j], the new column of the factor above the diagonal."""
+    a = alpha[j]
+    if a == 0.0:
+        sj = -1.0 if g[j] > 0.0 else 1.0
+    else:
+        sj = 1.0 if a > 0.0 else -1.0
+    col = np.empty(r)
+    for b in range(r):
+        col[b] = Q[W[b], j]
+    return sj, _upper_forward(U, r, col)
+
+
+#: [P] cap on the steps of one active-set phase, as a multiple of the number of coordinates P.
+ACTIVE_SET_STEPS_PER_COORDINATE = 4
+
+#: [P] at most this many violators join the free set at one face optimum (the worst first) ...
+ACTIVE_SET_BATCH = 8
+
+#: [P] ... each with a violation of at least this fraction of the worst one.
+ACTIVE_SET_BATCH_FRACTION = 0.1
+
+#: [P] the active-set phase aims at a max KKT violation of this fraction of the tolerance (the
+#: stopping rule stays tol_abs): its solutions then agree with CD's, which overshoots the tolerance.
+ACTIVE_SET_TARGET = 0.1
+
+#: [P] face optima between exact recomputations of the gradient in the active-set phase (drift).
+ACTIVE_SET_REFRESH = 50
+
+
+def _active_set_phase(Q, c, alpha, C, eps, rtol, tol_abs, stats=None):
+    """Active-set phase [P: speed only, spec 6.9]: pivoted Cholesky Q_FF = U'U of the free set F
+    (LAPACK ``dpstrf``, same pivot rule as ``_newton_phase_lapack``), then ``_active_set_steps``, which
+    adds violating coordinates to the free set itself (factor updates) instead of leaving that to
+    CD sweeps, down to ``ACTIVE_SET_TARGET * tol_abs``. Returns the number of steps taken (0: none)."""
+    F = np.flatnonzero((alpha != 0.0) & (np.abs(alpha) < C))
+    if F.size:
+        QF = Q[np.ix_(F, F)]
+        tol = rtol * max(float(QF.diagonal().max()), 1e-300)
+        factor, piv, rank, info = dpstrf(QF, lower=0, tol=tol, overwrite_a=1)
+        if info < 0:  # pragma: no cover - bad argument
+            raise RuntimeError(f"dpstrf failed (info={info})")
+        U0, W0 = np.ascontiguousarray(np.triu(factor[:rank, :rank])), F[piv[:rank] - 1].astype(np.int64)
+    else:
+        U0, W0, rank = np.zeros((1, 1)), np.zeros(1, dtype=np.int64), 0
+    pivtol = rtol * max(float(Q.diagonal().max()), 1e-300)
+    steps, _ = _active_set_steps(Q, c, alpha, C, eps, ACTIVE_SET_TARGET * tol_abs, pivtol, U0, int(rank), W0,
+                                 ACTIVE_SET_STEPS_PER_COORDINATE * Q.shape[0], ACTIVE_SET_REFRESH,
+                                 ACTIVE_SET_BATCH, ACTIVE_SET_BATCH_FRACTION,
+                                 np.zeros(6, dtype=np.int64) if stats is None else stats)
+    return int(steps)
+
+
 #: [P] Newton phases in a row while the previous one was cut (each refactorises the new free set).
 NEWTON_REPEATS = 10
+
+#: [P] the active-set phase follows every CD block (not only blocks that left the signs unchanged).
+ACTIVE_SET_EAGER = True
 
 #: [P] CD sweeps per block; a Newton phase follows a block after which the signs of a did not change.
 SWEEPS_PER_BLOCK = 10
@@ -475,6 +839,7 @@ def psvm_dual(
     max_sweeps: int = 10_000,
     newton: bool = True,
     legacy: bool = False,
+    active_set: bool = True,
 ) -> tuple[np.ndarray, int, bool]:
     """Solve the P-SVM dual of spec 6.9 by cyclic coordinate descent [P].
 
@@ -491,11 +856,16 @@ def psvm_dual(
     counts CD sweeps only. ``legacy=True`` runs the Newton phases of the reference
     version (scalar pivoted Cholesky and column-wise downdates in numba, slower;
     ``_newton_phase``) instead of ``_newton_phase_lapack``: same rules, other rounding.
+    ``active_set=True`` (default, unless ``legacy``; [P] speed only): after every block of
+    sweeps an active-set phase (``_active_set_phase``) takes over, which also adds violating
+    coordinates to the free set itself and usually finishes the solve (not after the last
+    block: a solve stopped by ``max_sweeps`` ends with CD sweeps); ``active_set=False``
+    keeps the Newton phases of ``_newton_phase_lapack`` (the previous default).
 
     Returns ``(alpha, n_sweeps, converged)``.
     """
     Q, c = dual_terms(K_tilde, y)
-    return solve_dual(Q, c, C, epsilon, tol, max_sweeps, newton, legacy=legacy)
+    return solve_dual(Q, c, C, epsilon, tol, max_sweeps, newton, legacy=legacy, active_set=active_set)
 
 
 def solve_dual(
@@ -508,12 +878,13 @@ def solve_dual(
     newton: bool = True,
     alpha0: np.ndarray | None = None,
     legacy: bool = False,
+    active_set: bool = True,
 ) -> tuple[np.ndarray, int, bool]:
     """``psvm_dual`` on given Q, c, optionally started from ``alpha0`` (clipped into the box).
 
     The start changes only the path, not the stopping rule: the result meets the
-    same KKT tolerance (a warm start along a CV grid, see ``dual_path``). ``legacy``: as
-    in ``psvm_dual``.
+    same KKT tolerance (a warm start along a CV grid, see ``dual_path``). ``legacy``,
+    ``active_set``: as in ``psvm_dual``.
     """
     Q, c = np.ascontiguousarray(Q, dtype=np.float64), np.ascontiguousarray(c, dtype=np.float64)
     alpha = np.zeros(Q.shape[0])
@@ -523,6 +894,7 @@ def solve_dual(
     if alpha0 is not None:
         alpha = np.clip(np.asarray(alpha0, dtype=np.float64), -C, C)
     phase = _newton_phase if legacy else _newton_phase_lapack
+    active = newton and active_set and not legacy
     sweeps, pattern = 0, None
     while sweeps < max_sweeps:
         block = min(SWEEPS_PER_BLOCK, max_sweeps - sweeps)
@@ -531,7 +903,10 @@ def solve_dual(
         if converged:
             return alpha, sweeps, True
         previous, pattern = pattern, np.sign(alpha)
-        if newton and previous is not None and np.array_equal(previous, pattern):
+        if active:
+            if sweeps < max_sweeps and (ACTIVE_SET_EAGER or np.array_equal(previous, pattern)):
+                _active_set_phase(Q, c, alpha, C, epsilon, PIVOT_RTOL, tol_abs)
+        elif newton and previous is not None and np.array_equal(previous, pattern):
             for _ in range(NEWTON_REPEATS):
                 if phase(Q, c, alpha, C, epsilon, PIVOT_RTOL, tol_abs) == 0:
                     break
@@ -546,7 +921,7 @@ def _dual_objective(Q, c, alpha, C, eps) -> float:
 
 
 def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sweeps: int = 10_000,
-              legacy: bool = False):
+              legacy: bool = False, active_set: bool = True):
     """``solve_dual`` at every (C, epsilon) of a CV grid, sharing work [P: speed only].
 
     Per epsilon, C ascending: each solve starts from the solution at the previous
@@ -557,7 +932,8 @@ def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sw
     Every returned solution meets the same KKT tolerance as a cold ``solve_dual``.
     Unless ``legacy``, a solve at a larger C starts from whichever of the two
     solutions (previous C, or previous epsilon at this C) has the lower objective,
-    and the Newton phases use ``_newton_phase_lapack``.
+    and the solves use the active-set phase (``active_set=True``) or the Newton phases of
+    ``_newton_phase_lapack`` (``active_set=False``).
     Returns {(C, epsilon): (alpha, n_sweeps, converged)}.
     """
     out: dict[tuple[float, float], tuple[np.ndarray, int, bool]] = {}
@@ -575,7 +951,8 @@ def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sw
                 warm = out[start][0] if start is not None else last_eps.get(C)
                 if not legacy and start is not None and C in last_eps:  # the better of both starts
                     warm = min((warm, last_eps[C]), key=lambda a: _dual_objective(Q, c, a, C, eps))
-                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm, legacy=legacy)
+                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm, legacy=legacy,
+                                           active_set=active_set)
             start = (C, eps)
             this_eps[C] = out[start][0]
         last_eps = this_eps
