@@ -211,14 +211,21 @@ def _pivoted_cholesky(A, rtol):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _cholesky_solve(L, r, b):  # pragma: no cover - compiled
-    """x with (L L') x = b, L[:r, :r] lower triangular."""
+def _lower_forward(L, r, b):  # pragma: no cover - compiled
+    """z with L[:r, :r] z = b, L lower triangular (forward substitution by rows)."""
     z = np.empty(r)
     for i in range(r):
         acc = b[i]
         for k in range(i):
             acc -= L[i, k] * z[k]
         z[i] = acc / L[i, i]
+    return z
+
+
+@njit(cache=True)
+def _cholesky_solve(L, r, b):  # pragma: no cover - compiled
+    """x with (L L') x = b, L[:r, :r] lower triangular."""
+    z = _lower_forward(L, r, b)
     for i in range(r - 1, -1, -1):
         acc = z[i]
         for k in range(i + 1, r):
@@ -278,12 +285,7 @@ def _cholesky_delete_cols(L, r, q):  # pragma: no cover - compiled
 @njit(cache=True)
 def _cholesky_solve_rows(L, r, b):  # pragma: no cover - compiled
     """``_cholesky_solve`` with the back substitution L'x = z done by rows of L (contiguous)."""
-    z = np.empty(r)
-    for i in range(r):
-        acc = b[i]
-        for k in range(i):
-            acc -= L[i, k] * z[k]
-        z[i] = acc / L[i, i]
+    z = _lower_forward(L, r, b)
     for i in range(r - 1, -1, -1):
         z[i] /= L[i, i]
         xi = z[i]
