@@ -1,7 +1,23 @@
-"""Test-session set-up: single-threaded BLAS, as in pipeline jobs (see hlm.jobs)."""
+"""Test-session set-up: single-threaded BLAS, as in pipeline jobs (see hlm.jobs), and a header
+line naming the CPU code paths the numerical tests ran on (``make test`` runs them on two)."""
+
+import os
 
 import pytest
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
+
+
+def pytest_report_header(config):
+    import numba
+    import numpy as np
+
+    features = np._core._multiarray_umath.__cpu_features__
+    simd = [name for name in ("AVX2", "AVX512F", "AVX512_SKX") if features.get(name)]
+    blas = sorted({str(info.get("architecture")) for info in threadpool_info() if info.get("user_api") == "blas"})
+    numba_cpu = os.environ.get("NUMBA_CPU_NAME") or numba.config.CPU_NAME or "host"
+    return (f"CPU dispatch: numpy SIMD {' '.join(simd) or 'baseline'}"
+            f"{' (NPY_DISABLE_CPU_FEATURES set)' if os.environ.get('NPY_DISABLE_CPU_FEATURES') else ''}; "
+            f"OpenBLAS {', '.join(blas)}; numba CPU {numba_cpu}")
 
 
 @pytest.fixture(autouse=True, scope="session")
