@@ -26,6 +26,11 @@ include: "workflow/rules/track.smk"
 
 
 onstart:
+    # temporaries that killed jobs left beside their outputs (hlm.data.artifacts.remove_stale_temps)
+    from hlm.data.artifacts import remove_stale_temps
+
+    for stale in remove_stale_temps("results"):
+        print(f"hlm: removed {stale}, left by a killed job", file=sys.stderr)
     init_tracking_store()
 
 

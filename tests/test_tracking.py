@@ -2,6 +2,7 @@
 
 import json
 import multiprocessing as mp
+import os
 import subprocess
 
 import mlflow
@@ -28,14 +29,14 @@ def store(tmp_path, monkeypatch):
     return tmp_path
 
 
-def make_pair(root, dataset, method, seed=0):
+def make_pair(root, dataset, method, seed=0, n=N):
     rng = np.random.default_rng(seed)
     ev = pd.DataFrame({
-        "split": np.arange(N), "error_rate": rng.uniform(5, 30, N), "n_train": 80, "n_test": 20,
-        "fit_seconds": rng.uniform(0, 1, N), "predict_seconds": rng.uniform(0, 0.1, N),
-        "params": [json.dumps({"n_neighbors": int(k)}) for k in rng.integers(1, 9, N)],
+        "split": np.arange(n), "error_rate": rng.uniform(5, 30, n), "n_train": 80, "n_test": 20,
+        "fit_seconds": rng.uniform(0, 1, n), "predict_seconds": rng.uniform(0, 0.1, n),
+        "params": [json.dumps({"n_neighbors": int(k)}) for k in rng.integers(1, 9, n)],
     })
-    pred = pd.DataFrame({"split": np.repeat(np.arange(N), 2), "index": np.tile([0, 1], N),
+    pred = pd.DataFrame({"split": np.repeat(np.arange(n), 2), "index": np.tile([0, 1], n),
                          "y_true": "x", "y_pred": "y"})
     e = root / f"results/evaluation/{dataset}/{method}.parquet"
     p = root / f"results/predictions/{dataset}/{method}.parquet"
@@ -44,8 +45,8 @@ def make_pair(root, dataset, method, seed=0):
     return ev, e, p
 
 
-def log(root, dataset="ds1", method="knn", seed=0):
-    ev, e, p = make_pair(root, dataset, method, seed)
+def log(root, dataset="ds1", method="knn", seed=0, n=N):
+    ev, e, p = make_pair(root, dataset, method, seed, n)
     run_id = tracking.log_pair(dataset=dataset, method=method, evaluation_path=e, prediction_path=p,
                                tags=TAGS, params=PARAMS)
     return ev, run_id
@@ -218,3 +219,107 @@ def test_reduced_cv_folds_are_tagged(store):
     children = runs[runs["tags.hlm.role"] == "child"].set_index("tags.hlm.split")
     assert children.loc["0", "tags.hlm.cv_folds"] == "4" and children.loc["1", "tags.hlm.cv_folds"] == "10"
     assert runs.loc[runs["tags.hlm.role"] == "parent", "tags.hlm.cv_folds_reduced"].item() == "4-10 of 10 folds"
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002], ids=["umask022", "umask002"])
+def test_artifact_copies_keep_the_umask_mode(store, mask):
+    """MLflow copies the result files with their mode (shutil.copystat): the umask's, as the artifacts."""
+    old = os.umask(mask)
+    try:
+        tracking.init_store()
+        ev, e, p = make_pair(store, "ds6", "hlm_vsh")
+        ev["model"] = [json.dumps({"split": int(k)}) for k in ev.split]  # model.json: logged from text
+        write_frame(ev, e, {"dataset": "ds6", "method": "hlm_vsh", "to_distance": "bound_minus"})
+        tracking.log_pair(dataset="ds6", method="hlm_vsh", evaluation_path=e, prediction_path=p,
+                          tags=TAGS, params=PARAMS)
+    finally:
+        os.umask(old)
+    copies = [f for f in (store / "mlruns").rglob("*") if f.is_file()]
+    assert {f.name for f in copies} == {"hlm_vsh.parquet", "model.json"} and len(copies) == 2 + N
+    assert {f.stat().st_mode & 0o777 for f in [e, p, *copies]} == {0o666 & ~mask}
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: not an Exception, so nothing catches it."""
+
+
+#: the client calls that write to the store, in the order log_pair makes them
+WRITES = ("create_run", "log_batch", "log_artifact", "log_text", "set_terminated", "delete_run")
+
+
+def _kill_at(monkeypatch, k):
+    """Make the k-th (0-based) store write of this process raise Killed (None: none); return the
+    names of the writes made."""
+    calls = []
+    for name in WRITES:
+        real = getattr(MlflowClient, name)
+
+        def write(self, *args, _real=real, _name=name, **kwargs):
+            if k is not None and len(calls) == k:
+                raise Killed(_name)
+            calls.append(_name)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(MlflowClient, name, write)
+    return calls
+
+
+def assert_one_result(pair, evaluation_path, n=N):
+    """Exactly one active FINISHED parent recording this file, with one FINISHED child per split."""
+    from hlm.data.prepare import file_sha256
+
+    runs = pair_frame(pair)
+    parents = runs[runs["tags.hlm.role"] == "parent"]
+    assert len(parents) == 1, parents[["run_id", "status", "tags.hlm.digest"]]
+    parent = parents.iloc[0]
+    assert parent["tags.hlm.digest"] == file_sha256(evaluation_path)
+    children = runs[runs["tags.hlm.role"] == "child"]
+    assert (children["tags.mlflow.parentRunId"] == parent.run_id).all()
+    assert sorted(children["tags.hlm.split"].astype(int)) == list(range(n))
+    assert set(runs.status) == {"FINISHED"} and len(runs) == 1 + n
+
+
+@pytest.mark.parametrize("previous", [False, True], ids=["first-log", "replacing"])
+def test_killed_logging_converges(store, previous):
+    """A track job killed before any one of its store writes: the next call leaves exactly one
+    parent (recording the new file) with one child per split, none duplicated, none missing.
+
+    ``replacing``: the pair already had a result (another file), which the killed job was replacing.
+    """
+    n = 2  # splits: 3 runs per pair keep the loop over every kill point short
+    tracking.init_store()
+    with pytest.MonkeyPatch.context() as m:  # the writes of one uninterrupted call
+        if previous:
+            log(store, dataset="count", seed=7, n=n)
+        calls = _kill_at(m, None)
+        log(store, dataset="count", seed=1, n=n)
+    assert calls == ["create_run", "log_batch", "log_artifact", "log_artifact", *["create_run", "log_batch"] * n,
+                     *["set_terminated"] * (1 + n), *(["delete_run"] * (1 + n) if previous else [])]
+    for k in range(len(calls)):
+        ds = f"ds{k}"
+        if previous:
+            log(store, dataset=ds, seed=7, n=n)
+        with pytest.MonkeyPatch.context() as m:
+            _kill_at(m, k)
+            with pytest.raises(Killed):
+                log(store, dataset=ds, seed=1, n=n)
+        log(store, dataset=ds, seed=1, n=n)  # the rerun
+        assert_one_result(f"{ds}/knn", store / f"results/evaluation/{ds}/knn.parquet", n=n)
+
+
+def test_staging_files_of_a_killed_upload_are_removed(store):
+    """MLflow stages an artifact as .artifact.uploading.* beside it: the rerun removes those of the killed job."""
+    tracking.init_store()
+    with pytest.MonkeyPatch.context() as m:
+        _kill_at(m, 3)  # create parent, log its batch, copy the evaluation; killed copying the predictions
+        with pytest.raises(Killed):
+            log(store)
+    (partial,) = MlflowClient().search_runs([tracking.init_store()])
+    folder = store / "mlruns" / partial.info.run_id / "artifacts"
+    assert partial.info.artifact_uri == folder.as_uri() and (folder / "evaluation/knn.parquet").exists()
+    staged = folder / "predictions/.artifact.uploading.k2j4_x8q"
+    staged.parent.mkdir()
+    staged.write_bytes(b"half")
+    log(store)
+    assert not staged.exists() and (folder / "evaluation/knn.parquet").exists()
+    assert_one_result("ds1/knn", store / "results/evaluation/ds1/knn.parquet")

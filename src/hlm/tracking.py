@@ -10,9 +10,11 @@ Settings come only from the environment:
 Each (dataset, method) pair is one parent run with a nested child run per
 split; logging a pair again replaces (soft-deletes) its earlier runs, unless
 they already record the same result file (tag ``hlm.digest``, the SHA-256 of
-the evaluation Parquet): then nothing is logged. The pipeline logs from one
-job per data set (rule ``track``), so MLflow is imported and its store opened
-once per data set rather than once per method job.
+the evaluation Parquet): then nothing is logged. After a killed job, whatever
+point the kill came at, the next call leaves exactly one finished parent per
+pair with one child per split (see :func:`log_pair`). The pipeline logs from
+one job per data set (rule ``track``), so MLflow is imported and its store
+opened once per data set rather than once per method job.
 """
 
 from __future__ import annotations
@@ -167,13 +169,12 @@ def _run(client, exp_id, name, tags, params, metrics, artifacts=()) -> str:
     return run_id
 
 
-def pair_runs(pair: str, experiment: str = "hlm") -> list[str]:
-    """Ids of the active runs (parents and children) tagged ``hlm.pair == pair``."""
-    client = _client()
+def _pair_runs(client, pair: str, experiment: str) -> list:
+    """The active runs (parents and children) tagged ``hlm.pair == pair``."""
     exp = _retry(client.get_experiment_by_name, experiment)
     if exp is None:
         return []
-    ids, token = [], None
+    runs, token = [], None
     while True:
         page = _retry(
             client.search_runs,
@@ -183,10 +184,15 @@ def pair_runs(pair: str, experiment: str = "hlm") -> list[str]:
             max_results=1000,
             page_token=token,
         )
-        ids += [r.info.run_id for r in page]
+        runs += list(page)
         token = page.token
         if not token:
-            return ids
+            return runs
+
+
+def pair_runs(pair: str, experiment: str = "hlm") -> list[str]:
+    """Ids of the active runs (parents and children) tagged ``hlm.pair == pair``."""
+    return [r.info.run_id for r in _pair_runs(_client(), pair, experiment)]
 
 
 def logged_run(pair: str, digest: str, experiment: str = "hlm") -> str | None:
@@ -246,20 +252,23 @@ def log_pair(
     split's fit warnings, e.g. singleton classes or zero distances) when any;
     artifact ``model.json`` when the evaluation has a ``model`` (fitted HLM mixture).
 
-    The new runs are created first and marked FINISHED last; only then are the
-    pair's older active runs soft-deleted. A killed job thus never removes the
-    previous result, and its half-logged runs (status RUNNING) are deleted by the
-    next call. If the pair's current runs already record this evaluation file
-    (same SHA-256, tag ``hlm.digest`` on the parent), nothing is logged.
-    Returns the parent run id.
+    The new runs are created first and marked FINISHED last (children, then the
+    parent); only then are the pair's older active runs soft-deleted. A killed
+    job thus never removes the previous result, and its half-logged runs (status
+    RUNNING) are deleted by the next call. If the pair's current runs already
+    record this evaluation file (same SHA-256, tag ``hlm.digest`` on a FINISHED
+    parent, hence with all its children), nothing is logged, but the pair's
+    other active runs are still soft-deleted: a job killed while it deleted them
+    left them behind. Returns the parent run id.
     """
     pair = f"{dataset}/{method}"
     exp_id, digest, existing = _open(pair, evaluation_path, experiment)
+    client = _client()
     if existing:
+        _keep_only(client, existing, pair, experiment)
         return existing
     evaluation = pd.read_parquet(evaluation_path).sort_values("split")
     meta = read_metadata(evaluation_path)
-    client = _client()
     base_tags = {**tags, PAIR_TAG: pair}
     err = evaluation["error_rate"].astype(float)
     folds = evaluation["cv_folds"].astype(int) if "cv_folds" in evaluation else None
@@ -303,12 +312,44 @@ def log_pair(
 
 
 def _finish(client, new_runs: list[str], pair: str, experiment: str) -> None:
-    """Mark the new runs FINISHED, then soft-delete the pair's older active runs (rerun replacement)."""
+    """Mark the new runs FINISHED (the parent, last in ``new_runs``, after its children),
+    then soft-delete the pair's older active runs (rerun replacement)."""
     for run_id in new_runs:
         _retry(client.set_terminated, run_id, RunStatus.to_string(RunStatus.FINISHED))
-    for run_id in pair_runs(pair, experiment):
-        if run_id not in set(new_runs):
-            _retry(client.delete_run, run_id)
+    _keep_only(client, new_runs[-1], pair, experiment)
+
+
+def _keep_only(client, parent_id: str, pair: str, experiment: str) -> None:
+    """Soft-delete the pair's active runs other than ``parent_id`` and its children.
+
+    Runs that never finished were being logged by a killed job: their artifact
+    folders may hold MLflow's staging files (``.artifact.uploading.*``), which are
+    removed. (Snakemake runs one ``track`` job per data set at a time: the output
+    ``results/tracking/{dataset}.json`` is locked, so no live job owns them. A store
+    that another project or a hand-run script writes to at the same time, under the
+    same experiment and pair names, is not supported.)
+    """
+    for run in _pair_runs(client, pair, experiment):
+        if run.info.run_id == parent_id or run.data.tags.get(PARENT_TAG) == parent_id:
+            continue
+        _retry(client.delete_run, run.info.run_id)
+        if run.info.status != RunStatus.to_string(RunStatus.FINISHED):
+            _remove_staging_files(run.info.artifact_uri)
+
+
+def _remove_staging_files(artifact_uri: str | None) -> None:
+    """Remove MLflow's temporaries of interrupted uploads from a local artifact folder."""
+    try:  # a private name of MLflow's; its value in 3.17 otherwise
+        from mlflow.store.artifact.local_artifact_repo import _TEMP_ARTIFACT_PREFIX
+    except ImportError:  # pragma: no cover - another MLflow version
+        _TEMP_ARTIFACT_PREFIX = ".artifact.uploading."
+
+    if not artifact_uri or not artifact_uri.startswith("file:"):
+        return
+    folder = Path(unquote(urlparse(artifact_uri).path))
+    for tmp in folder.rglob(f"{_TEMP_ARTIFACT_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags: dict, params: dict,
@@ -323,10 +364,11 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
     """
     pair = f"{dataset}/{scheme}"
     exp_id, digest, existing = _open(pair, path, experiment)
+    client = _client()
     if existing:
+        _keep_only(client, existing, pair, experiment)
         return existing
     frame = pd.read_parquet(path)
-    client = _client()
     per_round = frame.groupby("round").agg(
         error_rate_mean=("error_rate", "mean"), error_rate_sd=("error_rate", "std"),
         round_seconds_mean=("round_seconds", "mean"), n_seen=("n_seen", "mean"),

@@ -2,7 +2,11 @@
 
 Every artifact is written to a temporary file in the destination folder and
 then renamed over the destination, so a killed job never leaves a
-half-written file behind. Nothing here reads or writes pickles.
+half-written file behind. The file gets the mode a plain ``open(path, "w")``
+would give under the current umask (a group sharing the results folder can
+read it), and its writer holds a lock on the temporary file, so that
+:func:`remove_stale_temps` removes only the temporaries of killed writers.
+Nothing here reads or writes pickles.
 
 The distance artifact (``results/distances/{dataset}.parquet``) has one row
 per object: ``id`` (string), ``label`` (string) and ``distances``
@@ -18,9 +22,12 @@ conversion and the shape.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
-import tempfile
+import re
+import secrets
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,23 +40,83 @@ from hlm.errors import DataError
 METADATA_KEY = b"hlm"
 
 
+#: temporaries of :func:`atomic_path`: ``.{name}.XXXXXXXX.tmp`` (8 random hex digits)
+TEMP_PATTERN = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
+#: a temporary younger than this is never removed: its writer may not have locked it yet
+STALE_AFTER_SECONDS = 5.0
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """Create ``.{name}.XXXXXXXX.tmp`` beside ``path`` as ``open(path, "w")`` would: mode 0o666
+    less the umask (and any default ACL), unlike ``mkstemp``'s 0600. Returns (fd, temp path)."""
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary name for {path.name}")  # pragma: no cover
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
 
     On any exception the temporary file is removed and ``path`` is untouched.
+    The result has the mode a new file gets under the umask. The temporary stays
+    locked (``flock``) while it is written: a killed writer releases the lock,
+    which tells :func:`remove_stale_temps` that it is left over.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    fd, tmp = _create_temp(path)
     try:
-        yield Path(tmp)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks only while remove_stale_temps looks at it
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def remove_stale_temps(root: str | os.PathLike, min_age: float = STALE_AFTER_SECONDS) -> list[Path]:
+    """Remove the temporaries of :func:`atomic_path` under ``root`` that killed writers left behind.
+
+    A temporary is removed only if no process holds its lock (its writer is dead)
+    and it was last modified at least ``min_age`` seconds ago (a writer locks it
+    right after creating it). Snakemake locks output files, not the working
+    directory: a second Snakemake run with other targets may be writing in
+    ``results/`` at the same time, and the lock keeps its temporaries. Returns
+    the removed paths.
+    """
+    removed = []
+    root = Path(root)
+    if not root.is_dir():
+        return removed
+    now = time.time()
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            if not TEMP_PATTERN.match(name):
+                continue
+            tmp = Path(dirpath) / name
+            try:
+                fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:  # renamed or removed meanwhile, or not a file we can open
+                continue
+            try:
+                if now - os.fstat(fd).st_mtime < min_age:  # before locking: a new writer must get its lock
+                    continue
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.unlink(tmp)
+                removed.append(tmp)
+            except OSError:  # locked: a live writer owns it
+                continue
+            finally:
+                os.close(fd)
+    return sorted(removed)
 
 
 def write_table(table: pa.Table, path: str | os.PathLike) -> None:
