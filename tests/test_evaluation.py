@@ -101,6 +101,26 @@ def test_select_params_matches_brute_force_and_drops_large_k():
     assert best == searched[int(np.argmin(brute))]
 
 
+def test_a_fold_with_a_single_class_is_left_out_of_the_choice():
+    """30 objects of 'a' and one of 'b': the fold whose validation part holds 'b' fits on 'a' alone,
+    which every estimator refuses. Its errors are infinite at every k; the choice uses the other
+    folds (equal to their brute-force means), with a warning, instead of falling back to grid[0]."""
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(0, 1, (30, 2)), [[4.0, 4.0]]])
+    y = np.array(["a"] * 30 + ["b"])
+    D = cdist(X, X)
+    folds = make_folds(y, 3, seed=0)  # a singleton class: 2 plain (unstratified) folds
+    single = [i for i, (f, _) in enumerate(folds) if len(set(y[f])) == 1]
+    assert len(single) == 1
+    grid = [{"n_neighbors": k} for k in (1, 2, 4, 8)]
+    with pytest.warns(UserWarning, match="1 of 2 folds could not fit any grid point"):
+        best, searched, means = select_params(KNNClassifier(), D, y, grid, folds)
+    brute = [np.mean([np.mean(KNNClassifier(**p).fit(D[np.ix_(f, f)], y[f]).predict(D[np.ix_(v, f)]) != y[v])
+                      for i, (f, v) in enumerate(folds) if i not in single]) for p in searched]
+    np.testing.assert_allclose(means, brute)
+    assert np.isfinite(means).all() and best == searched[int(np.argmin(brute))]
+
+
 def _toy_artifact(n=60, seed=0):
     rng = np.random.default_rng(seed)
     X = np.vstack([rng.normal(0, 1, (n // 2, 3)), rng.normal(2.5, 1, (n // 2, 3))])

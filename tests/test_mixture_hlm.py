@@ -12,6 +12,13 @@ from hlm.models.kernel_hlm import KernelHLM
 from hlm.models.mixture_hlm import HLMModel, MixtureHLM
 
 
+class OneClassHLM(MixtureHLM):
+    """Mixture HLM of a single class, to check one class's estimates (a classifier's ``fit`` refuses
+    one class; the incremental learners' batch refits accept it, as this does)."""
+
+    _min_classes = 1
+
+
 def _gaussians(rng, centres, sigmas, n_per):
     X = np.vstack([rng.normal(c, s, (n_per, len(c))) for c, s in zip(centres, sigmas)])
     return np.vstack([X, centres])  # the true centres are the last objects
@@ -27,7 +34,7 @@ def test_known_answer_true_centres(d):
     X = _gaussians(rng, centres, sigmas, n_per)
     y = np.zeros(len(X), int)
     protos = np.arange(3 * n_per, 3 * n_per + 3)
-    model = MixtureHLM().fit(cdist(X, X), y, prototypes=protos)
+    model = OneClassHLM().fit(cdist(X, X), y, prototypes=protos)
     assert 2 * model.shape_ == d
     order = np.argsort(model.prototypes_)
     # sampling sd of b_j ~ b_j * sqrt(2 / (n d)) < 1 %; shrinkage bias ~ 1/n
@@ -59,7 +66,7 @@ def test_estimate_by_hand_with_shrinkage_and_small_clusters():
         [9, 9, 9, 3, 0],
     ], dtype=float)
     y = np.zeros(5, int)
-    model = MixtureHLM(round_shape=False).fit(D, y, prototypes=[0, 3])
+    model = OneClassHLM(round_shape=False).fit(D, y, prototypes=[0, 3])
     u = np.array([1.0, 4.0])  # squared distances in cluster A
     c = np.log(u.mean()) - np.log(u).mean()
     from hlm.gamma import solve_shape
@@ -77,12 +84,12 @@ def test_weighted_eq4_equals_replication():
     D = cdist(X, X)
     y = np.zeros(30, int)
     w = rng.integers(1, 4, 30).astype(float)
-    weighted = MixtureHLM(round_shape=False).fit(D, y, sample_weight=w, prototypes=[0, 1])
+    weighted = OneClassHLM(round_shape=False).fit(D, y, sample_weight=w, prototypes=[0, 1])
     rep = np.repeat(np.arange(30), w.astype(int))
     # replicate objects, but keep a single copy of each prototype (the others are members at distance 0,
     # which carry no scale information and are left out)
     first = {0: np.flatnonzero(rep == 0)[0], 1: np.flatnonzero(rep == 1)[0]}
-    replicated = MixtureHLM(round_shape=False).fit(D[np.ix_(rep, rep)], y[rep], prototypes=[first[0], first[1]])
+    replicated = OneClassHLM(round_shape=False).fit(D[np.ix_(rep, rep)], y[rep], prototypes=[first[0], first[1]])
     assert weighted.shape_mle_ == pytest.approx(replicated.shape_mle_, rel=1e-10)
 
 
@@ -157,6 +164,6 @@ def test_u_is_d_option():
     X = rng.normal(0, 1, (200, 3))
     D = cdist(X, X)
     y = np.zeros(200, int)
-    a = MixtureHLM(squared=False, round_shape=False).fit(D**2, y, prototypes=[0])
-    b = MixtureHLM(round_shape=False).fit(D, y, prototypes=[0])
+    a = OneClassHLM(squared=False, round_shape=False).fit(D**2, y, prototypes=[0])
+    b = OneClassHLM(round_shape=False).fit(D, y, prototypes=[0])
     assert a.shape_mle_ == pytest.approx(b.shape_mle_) and a.scales_ == pytest.approx(b.scales_)

@@ -88,10 +88,12 @@ def test_single_class_neighbourhood_shortcut(monkeypatch):
     np.testing.assert_array_equal(model.predict(S_te), ["a", "b"])
 
 
-def test_one_class_fit_predicts_it():
+def test_one_class_fit_is_refused():
+    """A classifier needs 2 classes (every estimator, hlm.models._base); a one-class neighbourhood
+    at predict time is still fine (test above)."""
     S = np.full((3, 3), 0.5) + 0.5 * np.eye(3)
-    model = SVMKNN(n_neighbors=2).fit(S, ["z", "z", "z"])
-    np.testing.assert_array_equal(model.predict(np.array([[0.1, 0.2, 0.3]])), ["z"])
+    with pytest.raises(DataError, match="single class 'z'"):
+        SVMKNN(n_neighbors=2).fit(S, ["z", "z", "z"])
 
 
 def test_identical_neighbour_sets_share_one_svm(aural_split, monkeypatch):

@@ -224,14 +224,14 @@ def test_editing_knn_reruns_only_knn_and_reports(tiny_run):
 
 def test_bad_config_is_one_line_error(project):
     proc = snakemake(project, "--dry-run", "--config", "n_splits=0", check=False)
-    assert proc.returncode != 0
+    assert proc.returncode == 2  # common.smk's _fail, before any job
     assert "hlm: error: config: field 'n_splits' must be >= 1 (got 0)" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
 def test_unknown_dataset_is_one_line_error(project):
     proc = snakemake(project, "--dry-run", "--config", "datasets=[nope]", check=False)
-    assert proc.returncode != 0
+    assert proc.returncode == 2  # common.smk's _fail, before any job
     assert "hlm: error: config: field 'datasets': unknown dataset 'nope'" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
@@ -244,9 +244,10 @@ def test_bad_matrix_is_one_line_error(project):
     )
     proc = snakemake(project, "--config", "registry=config/bad.yaml", "datasets=[bad]", "methods=[knn]",
                      check=False)
-    assert proc.returncode != 0
+    assert proc.returncode == 1  # Snakemake's own status when a job fails
     lines = [l for l in proc.stderr.splitlines() if l.startswith("hlm: error:")]
     assert len(lines) == 1 and "dataset 'bad'" in lines[0] and "not square" in lines[0]
+    assert "returned non-zero exit status 2." in proc.stderr  # the job's status (hlm.jobs)
     assert "Traceback" not in proc.stdout + proc.stderr
     assert not (project / "results/distances/bad.parquet").exists()
 

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from hlm.errors import HLMError
+from hlm.errors import HLMError, print_error
 
 
 def _check(args) -> None:
@@ -65,8 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _check(args)
     except HLMError as exc:
-        print(f"hlm: error: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
+        return print_error(exc)
     return 0
 
 

@@ -1,7 +1,10 @@
-"""Validation of the pipeline configuration (schema + cross-references).
+"""Validation of the pipeline configuration (schema + cross-references) and strict YAML loading.
 
 Errors are ``ConfigError`` with one line naming the field, e.g.
-``config: field 'n_splits' must be >= 1 (got 0)``.
+``config: field 'n_splits' must be >= 1 (got 0)``. Users' YAML files (the
+registry, config files) are read by :func:`load_yaml`: a key repeated in one
+mapping (a pasted second entry, a repeated field) is an error, where PyYAML
+would silently keep the last.
 """
 
 from __future__ import annotations
@@ -32,6 +35,72 @@ def schema_error_message(where: str, error: jsonschema.ValidationError) -> str:
     }
     what = templates[kw].format(arg=arg, v=v) if kw in templates else error.message
     return f"{where}: field '{field}' {what}"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (see :func:`load_yaml`)."""
+
+    def construct_document(self, node):
+        self._check_unique_keys(node, (), set())
+        return super().construct_document(node)
+
+    def _check_unique_keys(self, node, path: tuple, seen: set) -> None:
+        if id(node) in seen:  # an alias seen before
+            return
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                    self._check_unique_keys(value_node, path, seen)
+                    continue
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in first:
+                    where = f" in '{'.'.join(map(str, path))}'" if path else ""
+                    raise DuplicateKeyError(f"key {key!r} is given twice{where} (lines {first[key]} and {line}); "
+                                            "YAML would silently keep only the second, so remove one")
+                first[key] = line
+                self._check_unique_keys(value_node, (*path, key), seen)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                self._check_unique_keys(item, path, seen)
+
+
+class DuplicateKeyError(yaml.YAMLError):
+    """A key given twice in one YAML mapping."""
+
+
+def _parse(text: str):
+    loader = _UniqueKeyLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def load_yaml(text: str, source: str):
+    """Parse a user's YAML text strictly (duplicate keys refused); errors: one-line ConfigErrors naming ``source``."""
+    try:
+        return _parse(text)
+    except DuplicateKeyError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{source}: not valid YAML{at}: {problem}") from None
+
+
+def check_config_file(path: str | Path) -> None:
+    """ConfigError for a key given twice in a config file that Snakemake has read (its loader keeps
+    the last); the values are checked by :func:`validate_config`."""
+    try:
+        _parse(Path(path).read_text(encoding="utf-8"))
+    except DuplicateKeyError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except yaml.YAMLError:
+        pass  # Snakemake parsed it (e.g. as JSON): nothing more to say here
 
 
 def load_schema(path: str | Path) -> dict:

@@ -23,6 +23,10 @@ cols)`` (ids in, matrix out), e.g. :class:`MatrixDistances` over a full matrix.
 A learner asks only for what its scheme needs, so Scheme I never touches the
 distances of past batches. Clusters with fewer than ``min_cluster_size`` objects
 (prototype included) are left out of the estimate (section 5.5: 3).
+
+Unlike a classifier's ``fit`` (which refuses a single class), ``partial_fit`` accepts
+a batch of a single class, as a later batch can add classes; ``predict`` before any
+``partial_fit`` raises scikit-learn's ``NotFittedError``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 from hlm.clustering import cluster
 from hlm.errors import DataError
 from hlm.gamma import ComponentStats
+from hlm.models._base import fit_classes
 from hlm.models.mixture_hlm import HLMModel, MixtureHLM, estimate_scales
 
 Distances = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -110,11 +115,17 @@ class _Incremental:
         """(ids as str, class indices), new classes appended; None (with a warning) for an empty batch."""
         ids = np.asarray(ids).astype(str)
         y = np.asarray(y)
-        if ids.ndim != 1 or y.ndim != 1 or len(ids) != len(y):
+        if y.ndim != 1:
+            raise DataError(f"partial_fit: y must be 1-D (one label per object), got an array of shape {y.shape}")
+        if ids.ndim != 1 or len(ids) != len(y):
             raise DataError(f"partial_fit: {len(ids)} ids but {len(y)} labels")
         if len(ids) == 0:
             warnings.warn("partial_fit: empty batch, nothing to learn (model unchanged)", UserWarning, stacklevel=3)
             return None
+        try:  # missing labels, mixed label types; a batch may hold a single class
+            fit_classes(y, len(y), min_classes=1)
+        except DataError as exc:
+            raise DataError(f"partial_fit{str(exc).removeprefix('fit')}") from None
         if len(set(ids)) != len(ids):
             raise DataError("partial_fit: duplicate ids in the batch")
         if not callable(distances):
@@ -365,6 +376,13 @@ class SchemeII(_Incremental):
         return ComponentStats.from_samples(u[keep], comp[keep], n_comp, weights[keep])
 
 
+class _BatchMixtureHLM(MixtureHLM):
+    """Mixture HLM that also fits a single class: an incremental learner's first batches may hold
+    one (a later batch can add classes), unlike a classifier's training set."""
+
+    _min_classes = 1
+
+
 class Retrain(_Incremental):
     """The baseline of section 5.5: batch Mixture HLM (VSH) on all data seen so far, refitted each round
     with Scheme II's number of components per class (4, 6, 8, ...)."""
@@ -385,9 +403,9 @@ class Retrain(_Incremental):
         D = self._lookup(distances, self.seen_ids_, self.seen_ids_, "distances among all seen objects")
         M = self.n_components + self.step * (self.n_rounds_ - 1)
         labels = np.array([self.classes_.index(label) for label in self.seen_y_])
-        fit = MixtureHLM(n_components=M, clustering="vsh", n_init=self.n_init, min_cluster_size=self.min_cluster_size,
-                         squared=self.squared, round_shape=self.round_shape,
-                         random_state=self._round_seed(0) % 2**31).fit(D, labels)
+        fit = _BatchMixtureHLM(n_components=M, clustering="vsh", n_init=self.n_init,
+                               min_cluster_size=self.min_cluster_size, squared=self.squared,
+                               round_shape=self.round_shape, random_state=self._round_seed(0) % 2**31).fit(D, labels)
         model = fit.model()
         # MixtureHLM numbers only the classes present; map them to ours (all are present: all data seen)
         self.prototype_ids_ = self.seen_ids_[fit.prototypes_]

@@ -2,7 +2,7 @@
 
 Log records and Python warnings go to the job's ``log:`` file and to stderr.
 An ``HLMError`` (bad data, bad config) ends the job with one line,
-``hlm: error: <message>``, and no traceback.
+``hlm: error: <message>``, no traceback and exit status 2 (as ``hlm check``).
 
 BLAS runs single-threaded in a job: a job's parallelism is its CV worker
 processes (Snakemake ``threads``), and multithreaded BLAS on the small
@@ -18,7 +18,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from hlm.errors import HLMError
+from hlm.errors import HLMError, error_line, print_error
 
 
 def setup_logging(log_file: str | None) -> logging.Logger:
@@ -35,7 +35,7 @@ def setup_logging(log_file: str | None) -> logging.Logger:
 
 
 def run(job: Callable[[], None], log_file: str | None = None) -> None:
-    """Run ``job``; turn an HLMError into a one-line message and exit status 1."""
+    """Run ``job``; turn an HLMError into a one-line message and exit status 2."""
     log = setup_logging(log_file)
     import hlm
 
@@ -46,7 +46,5 @@ def run(job: Callable[[], None], log_file: str | None = None) -> None:
         with threadpool_limits(limits=1, user_api="blas"):
             job()
     except HLMError as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.error("%s", message)
-        print(f"hlm: error: {message}", file=sys.stderr)
-        sys.exit(1)
+        log.error("%s", error_line(exc))
+        sys.exit(print_error(exc))

@@ -9,19 +9,21 @@ from pathlib import Path
 SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(SRC))
 
-from hlm.config import load_schema, validate_config
-from hlm.errors import HLMError
+from hlm.config import check_config_file, load_schema, validate_config
+from hlm.errors import HLMError, print_error
 from hlm.data.registry import load_registry
 from hlm.methods import METHODS, method_applies, method_sources
 from hlm.provenance import config_hash, git_commit
 
 
-def _fail(message):
-    # One line, no traceback (see hlm.jobs for the same rule inside jobs).
-    sys.exit(f"hlm: error: {message}")
+def _fail(error):
+    # One line, no traceback, exit status 2 (as hlm check, and hlm.jobs inside jobs).
+    sys.exit(print_error(error))
 
 
 try:
+    for _configfile in workflow.configfiles:  # Snakemake's YAML loader keeps the last of a repeated key
+        check_config_file(os.path.relpath(_configfile))
     REGISTRY = load_registry(config.get("registry", "config/datasets.yaml"))
     validate_config(
         config,

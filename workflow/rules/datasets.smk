@@ -15,6 +15,7 @@ rule preprocess:
             "data/prepare.py",
             "data/artifacts.py",
             "data/registry.py",
+            "objects/_files.py",
             "stages/data.py",
         ),
     output:

@@ -13,7 +13,8 @@ for _scheme in INCREMENTAL_SCHEMES:
             distances="results/distances/{dataset}.parquet",
             splits="results/splits/{dataset}.parquet",
             code=src("incremental.py", "evaluation/incremental.py", "stages/incremental.py",
-                     "models/mixture_hlm.py", "gamma.py", "clustering/vsh.py", "clustering/result.py"),
+                     "models/mixture_hlm.py", "models/_base.py", "gamma.py", "clustering/vsh.py",
+                     "clustering/result.py"),
         output:
             f"results/incremental/{{dataset}}/{_scheme}.parquet",
         params:

@@ -34,7 +34,9 @@ def _bound(S: np.ndarray, upper_bound: float | None, where: str | None) -> float
     if upper_bound is None:
         return top
     ub = float(upper_bound)
-    if not np.isfinite(ub) or top > ub:
+    if not np.isfinite(ub):
+        raise _err(where, f"upper_bound must be a finite number (got {ub:g})")
+    if top > ub:
         over = int(np.count_nonzero(S > ub))
         raise _err(
             where,

@@ -17,7 +17,8 @@ from hlm.data import readers
 from hlm.data.artifacts import DistanceArtifact
 from hlm.data.conversions import similarity_to_distance, symmetrize
 from hlm.data.registry import DatasetSpec
-from hlm.data.validation import align_labels, check_ids, check_labels, check_matrix, nonfinite
+from hlm.data.validation import (_few, align_labels, check_ids, check_informative, check_labels,
+                                 check_matrix, nonfinite)
 from hlm.data.vectors import euclidean, value_difference_metric
 from hlm.errors import DataError
 
@@ -60,11 +61,11 @@ def source_sha256(path: str | Path, where: str | None = None) -> str:
 
 
 def _matrix_source(spec: DatasetSpec, src: Path, root: Path, meta: dict):
-    """(M, ids or None, labels) for the matrix formats."""
+    """(M checked, ids or None, labels) for the matrix formats."""
     w = spec.where
     if spec.format == "mat":
         M, labels = readers.read_mat(src, spec.matrix_key, spec.labels_key, where=w)
-        return M, None, labels
+        return check_matrix(M, name=spec.name, path=spec.path, kind=spec.kind), None, labels
     label_ids = labels = None
     if spec.labels_path:
         lw = f"dataset '{spec.name}' ({spec.labels_path})"
@@ -81,19 +82,49 @@ def _matrix_source(spec: DatasetSpec, src: Path, root: Path, meta: dict):
         M, ids, own_labels = readers.read_parquet_matrix(src, where=w)
     else:  # pragma: no cover - the schema forbids it
         raise DataError(f"{w}: format {spec.format} cannot hold a {spec.kind} matrix")
+    M = check_matrix(M, name=spec.name, path=spec.path, kind=spec.kind)
     if own_labels is not None:
         if labels is not None:
             raise DataError(f"{w}: file carries its own labels; remove field 'labels_path'")
         return M, ids, own_labels
     if labels is None:
         raise DataError(f"{w}: no labels; set field 'labels_path'")
+    if ids is not None and spec.labels_order:
+        raise DataError(f"{w}: the matrix has ids, so labels are matched by id; remove field 'labels_order'")
+    if label_ids is None and spec.labels_order:
+        raise DataError(f"{w}: the labels file ({spec.labels_path}) has no ids, so its labels are in row order "
+                        "already; remove field 'labels_order'")
     if label_ids is not None:
         if ids is None:
-            ids = label_ids  # matrix rows are in the labels file's order
+            ids, labels = _labels_of_rows(spec, label_ids, labels, M.shape[0])
         else:
             M_ids = check_ids(ids, name=spec.name, path=spec.path)
             labels = align_labels(M_ids, label_ids, labels, name=spec.name, path=spec.labels_path)
     return M, ids, labels
+
+
+def _labels_of_rows(spec: DatasetSpec, label_ids, labels, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, labels) in row order of a matrix without ids, from a labels file with ids.
+
+    The ids cannot name rows, except row numbers: 0..N-1 (hlm's own ids) or, without 0 and
+    with N, 1..N, matched by number in any order. Other ids need ``labels_order: rows``
+    (the labels file lists the rows in matrix order); else a reordered labels file would
+    silently relabel the objects.
+    """
+    label_ids = check_ids(label_ids, name=spec.name, path=spec.labels_path, what="label ids")
+    if spec.labels_order == "rows":
+        return label_ids, labels
+    if not all(i.isascii() and i.isdigit() for i in label_ids):
+        raise DataError(
+            f"dataset '{spec.name}' ({spec.labels_path}): the labels file has ids ({_few(label_ids)}) but the "
+            f"matrix ({spec.path}) has none to match them to; set field 'labels_order: rows' if the labels "
+            "file lists the objects in matrix row order, or use row numbers 0..N-1 as ids"
+        )
+    rows = [int(i) for i in label_ids]
+    base = 1 if 0 not in rows and n in rows else 0
+    row_ids = np.array([str(r + base) for r in range(n)])
+    labels = align_labels(row_ids, [str(r) for r in rows], labels, name=spec.name, path=spec.labels_path)
+    return row_ids, labels
 
 
 def _records(spec: DatasetSpec, src: Path) -> tuple[pd.DataFrame, np.ndarray | None, np.ndarray]:
@@ -167,7 +198,6 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
     native = {}  # the data set's own similarities or vectors, kept for the compared methods
     if spec.kind in ("similarity", "distance"):
         M, ids, labels = _matrix_source(spec, src, root, meta)
-        M = check_matrix(M, name=spec.name, path=spec.path, kind=spec.kind)
         n = M.shape[0]
         ids = check_ids(ids if ids is not None else range(n), name=spec.name, path=spec.path)
         if len(ids) != n:
@@ -202,6 +232,7 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
     D, asym = symmetrize(D)
     meta["symmetrized"] = asym
     D = check_matrix(D, name=spec.name, path=spec.path, kind="distance")
+    check_informative(D, labels, name=spec.name, path=spec.path, kind=spec.kind)
     meta["class_counts"] = dict(sorted(Counter(labels.tolist()).items()))
     meta["native"] = sorted(native)
     return DistanceArtifact(ids=ids, labels=labels, distances=D, metadata=meta, **native)

@@ -23,10 +23,14 @@ Layout rules
   header, one label per line. Empty cells and ``NA``/``NaN`` are missing.
 * record tables (csv/parquet with ``kind: vectors``/``categorical``): a header
   row; a column named ``id`` (if any) gives the ids.
+* every text file is UTF-8 and comma-separated: another encoding is an error
+  naming the line and byte, a tab- or ';'-separated file one naming the
+  delimiter found (``hlm.objects._files``).
 """
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -36,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hlm.errors import DataError
+from hlm.objects._files import delimiter_error, other_delimiter, read_text
 
 
 def _where(path, where: str | None) -> str:
@@ -136,13 +141,26 @@ def read_rda(path, *, object: str | None = None, where: str | None = None) -> pd
     return frame
 
 
-def _read_csv(p: Path, w: str, what: str = "CSV", **kwargs) -> pd.DataFrame:
-    """pandas.read_csv with every failure turned into a one-line DataError."""
+def _read_csv(p: Path, w: str, what: str = "CSV", *, single_column: bool = False, **kwargs) -> pd.DataFrame:
+    """pandas.read_csv of a UTF-8 text file with every failure turned into a one-line DataError.
+
+    A first line in tabs or ';' instead of commas is an error saying which delimiter was
+    found (with ``single_column``, only when it names a 'label' column or every line has it).
+    """
+    text = read_text(p, w)
+    lines = text.splitlines()
+    delimiter = other_delimiter(lines[0]) if lines else None
+    if delimiter and single_column:
+        head = [x.strip().lower() for x in lines[0].split(delimiter)]
+        if "label" not in head and not all(delimiter in line for line in lines if line.strip()):
+            delimiter = None  # one label per line that happens to hold the character
+    if delimiter:
+        raise delimiter_error(w, delimiter)
     try:
-        return pd.read_csv(p, skipinitialspace=True, **kwargs)
+        return pd.read_csv(io.StringIO(text), skipinitialspace=True, **kwargs)
     except pd.errors.EmptyDataError:
         raise DataError(f"{w}: {'labels file' if what != 'CSV' else 'file'} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
+    except (pd.errors.ParserError, OSError) as exc:
         raise DataError(f"{w}: cannot parse {what} ({_oneline(exc)})") from None
 
 
@@ -275,7 +293,7 @@ def read_labels_file(path, *, where: str | None = None):
         col = frame["label"] if "label" in frame.columns else frame.iloc[:, 0]
         ids = frame["id"].to_numpy(dtype=object) if "id" in frame.columns else None
         return labels_to_str(col.to_numpy(dtype=object)), ids
-    raw = _read_csv(p, w, "labels file", header=None, dtype=str, skip_blank_lines=False)
+    raw = _read_csv(p, w, "labels file", single_column=True, header=None, dtype=str, skip_blank_lines=False)
     while len(raw) and raw.iloc[-1].isna().all():  # trailing blank lines
         raw = raw.iloc[:-1]
     head = [str(x).strip().lower() for x in raw.iloc[0].tolist()] if len(raw) else []

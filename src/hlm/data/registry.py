@@ -9,6 +9,7 @@ as ``hlm/schemas/datasets.schema.yaml``; every problem becomes a one-line
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -37,6 +38,7 @@ class DatasetSpec:
     matrix_key: str | None = None
     labels_key: str | None = None
     labels_path: str | None = None
+    labels_order: str | None = None
     object: str | None = None
     to_distance: str | None = None
     upper_bound: float | None = None
@@ -139,6 +141,9 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
     if errors:
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ConfigError(f"{source}: entry '{name}': {_describe(schema, errors[0])}{more}")
+    for field, value in entry.items():  # the schema's numbers admit .nan and .inf
+        if schema["properties"].get(field, {}).get("type") == "number" and not math.isfinite(value):
+            raise ConfigError(f"{source}: entry '{name}': field '{field}' must be a finite number (got {value})")
     values = dict(entry)
     if values.get("upper_bound") is not None:
         values["upper_bound"] = float(values["upper_bound"])
@@ -151,20 +156,13 @@ def load_registry(path: str | Path, names: list[str] | None = None) -> dict[str,
     With ``names``, only those entries are validated and returned (an unknown
     name is a ConfigError listing the known ones).
     """
+    from hlm.config import load_yaml
+    from hlm.objects._files import read_text
+
     source = str(path)
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: data set registry not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read data set registry ({exc.strerror})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{source}: not valid YAML{at}: {problem}") from None
+    if not Path(path).exists():
+        raise ConfigError(f"{source}: data set registry not found")
+    raw = load_yaml(read_text(path, error=ConfigError), source)
     if raw is None:
         raise ConfigError(f"{source}: data set registry is empty")
     if not isinstance(raw, dict):

@@ -2,13 +2,20 @@
 
 Every failure is a one-line :class:`~hlm.errors.DataError` prefixed by
 ``dataset 'name' (path)``; row/column positions in messages are 1-based.
-Two problems are only warnings:
+A matrix whose off-diagonal distances are all equal (every pair of objects
+at one distance, e.g. an all-zero or constant similarity matrix) carries no
+information: every method would predict the largest class, so it is an error
+(``check_informative``). Three problems are only warnings:
 
 * a distance matrix with a positive diagonal: the self-distance is set to 0
   (a distance's self-distance is 0 by definition) and a warning is issued;
   a negative diagonal is an error like any negative distance;
 * a class with a single member (valid, but it can never be in both the
-  training and the test part of a split).
+  training and the test part of a split);
+* a class whose objects are all at distance 0 from each other (copies of one
+  object): k-NN still works, but the HLM models get no spread of that class to
+  estimate. Duplicates in general are not warned about (real data sets such as
+  Protein and Voting have many).
 """
 
 from __future__ import annotations
@@ -171,3 +178,35 @@ def align_labels(
         raise DataError(f"{where}: labels file has {len(extra)} ids not in the matrix ({_few(extra)})")
     labels = np.asarray(list(labels), dtype=object)
     return labels[[pos[k] for k in ids]]
+
+
+def check_informative(D: np.ndarray, labels, *, name: str | None = None, path: str | None = None,
+                      kind: str = "distance") -> None:
+    """DataError when every pair of objects is at the same distance (N >= 3); a DataWarning for
+    classes whose objects are all at distance 0 from each other (module docstring).
+
+    ``D`` is the final distance matrix; ``kind`` the data set's (a similarity was converted).
+    """
+    where = where_of(name, path)
+    n = D.shape[0]
+    if n >= 3:
+        off = D[~np.eye(n, dtype=bool)]
+        lo, hi = float(off.min()), float(off.max())
+        if hi - lo <= 1e-12 * hi:
+            same = (f"has the same similarity (distance {hi:g} after conversion)" if kind == "similarity"
+                    else f"is at the same distance ({hi:g})")
+            raise DataError(f"{where}: every pair of objects {same}, so the matrix carries no information "
+                            "(every method would predict the largest class)")
+    labels = np.asarray(labels)
+    collapsed = []
+    for c in np.unique(labels):
+        idx = np.flatnonzero(labels == c)
+        if idx.size >= 2 and not D[np.ix_(idx, idx)].any():
+            collapsed.append(c)
+    if collapsed:
+        warnings.warn(
+            f"{where}: {len(collapsed)} class(es) whose objects are all at distance 0 from each other "
+            f"(copies of one object): {_few(collapsed)}; the HLM models get no spread of them to estimate",
+            DataWarning,
+            stacklevel=2,
+        )

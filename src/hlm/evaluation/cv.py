@@ -185,6 +185,22 @@ def select_params(
     known = known or {}
     keys = [grid_key(p) for p in searched]
     todo = [p for p, key in zip(searched, keys) if key not in known]
-    computed = iter(cv_errors(estimator, D, y, todo, folds, n_jobs).mean(axis=1)) if todo else iter(())
+    computed = iter(_fold_means(cv_errors(estimator, D, y, todo, folds, n_jobs))) if todo else iter(())
     means = np.array([known[key] if key in known else next(computed) for key in keys], dtype=np.float64)
     return dict(searched[int(np.argmin(means))]), searched, means
+
+
+def _fold_means(errors: np.ndarray) -> np.ndarray:
+    """Mean CV error per grid point over the folds where some grid point could be fitted.
+
+    A fold on which every point fails (infinite error: e.g. its fit part has a single
+    class, when a singleton class sits in its validation part) says nothing about the
+    grid, and would make every mean infinite; it is left out, with a warning.
+    """
+    usable = np.isfinite(errors).any(axis=0)
+    if usable.all() or not usable.any():
+        return errors.mean(axis=1)
+    warnings.warn(f"CV: {int((~usable).sum())} of {usable.size} folds could not fit any grid point "
+                  "(e.g. a single class in the fit part); the choice uses the other folds", UserWarning,
+                  stacklevel=3)
+    return errors[:, usable].mean(axis=1)

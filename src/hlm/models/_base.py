@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from functools import cache
+from numbers import Number
 
 import numpy as np
 from scipy.special import logsumexp
@@ -48,15 +49,28 @@ class PrecomputedClassifier(ClassifierMixin, CachedParamNames, BaseEstimator):
         return tags
 
     # -- input checks -------------------------------------------------------
+    #: classes ``fit`` needs; 1 only for the incremental learners' batch refits (``hlm.incremental``)
+    _min_classes = 2
+
     def _check_fit_input(self, D, y) -> tuple[np.ndarray, np.ndarray]:
+        """(D as float64, class index per object); sets ``classes_``, ``n_features_in_``, ``class_prior_``.
+
+        Every estimator's ``fit`` goes through here, so all refuse the same inputs with a
+        one-line DataError (a ValueError): a matrix that is not square, empty or holds
+        NaN/inf (distances: negative) entries; a ``y`` that is not 1-D, has the wrong length,
+        missing labels (None/NaN) or labels of mixed types (e.g. 1 and 'a': convert them
+        to one type first); and a ``y`` of a single class, as scikit-learn's SVC does: a
+        classifier needs at least 2 classes. The incremental learners (``hlm.incremental``) may
+        start from a single-class batch, since a later batch can add classes.
+        """
         name = "S_train_train" if self._input_kind == "similarity" else "D_train_train"
         D = _as_matrix(D, name, self._input_kind)
         if D.shape[0] != D.shape[1]:
             raise DataError(f"fit: {name} must be square, got {D.shape[0]} x {D.shape[1]}")
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != D.shape[0]:
-            raise DataError(f"fit: y has {y.shape[0] if y.ndim else 0} labels for {D.shape[0]} objects")
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if D.shape[0] == 0:
+            raise DataError(f"fit: {name} is empty (0 x 0); a classifier needs objects of at least 2 classes")
+        classes, y_idx = fit_classes(y, D.shape[0], min_classes=self._min_classes)
+        self.classes_ = classes
         self.n_features_in_ = D.shape[1]
         counts = np.bincount(y_idx, minlength=len(self.classes_))
         self.class_prior_ = counts / counts.sum()
@@ -65,11 +79,14 @@ class PrecomputedClassifier(ClassifierMixin, CachedParamNames, BaseEstimator):
     #: "distance" (non-negative) or "similarity" (any finite value): what the matrices hold
     _input_kind = "distance"
 
-    def _check_predict_input(self, D) -> np.ndarray:
+    def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+
+    def _check_predict_input(self, D) -> np.ndarray:
+        self._check_fitted()
         name = "S_test_train" if self._input_kind == "similarity" else "D_test_train"
         D = _as_matrix(D, name, self._input_kind)
         if D.shape[1] != self.n_features_in_:
@@ -104,7 +121,8 @@ class PosteriorClassifier(PrecomputedClassifier):
         return np.exp(self.predict_log_proba(D))
 
     def predict(self, D):
-        return self.classes_[np.argmax(self.predict_log_scores(D), axis=1)]
+        scores = self.predict_log_scores(D)  # first: NotFittedError before any fitted attribute is read
+        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class CompiledKernels:
@@ -135,6 +153,46 @@ class SimilarityClassifier(PrecomputedClassifier):
     """
 
     _input_kind = "similarity"
+
+
+def fit_classes(y, n: int, rows: str = "objects", min_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """(classes, class index per row) of training labels ``y`` for ``n`` rows, checked as
+    ``PrecomputedClassifier._check_fit_input`` documents (one-line DataErrors)."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise DataError(f"fit: y must be 1-D (one label per object), got an array of shape {y.shape}")
+    if y.shape[0] != n:
+        raise DataError(f"fit: y has {y.shape[0]} labels for {n} {rows}")
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        bad = np.flatnonzero(np.isnan(y))
+        raise DataError(f"fit: y has {bad.size} missing (NaN) labels, first at position {bad[0]}")
+    if y.dtype == object:
+        _check_label_types(y)
+    try:
+        classes, y_idx = np.unique(y, return_inverse=True)
+    except TypeError as exc:  # labels that cannot be ordered
+        raise DataError(f"fit: the labels in y cannot be sorted ({exc}); give every label one type") from None
+    if len(classes) < min_classes:
+        first = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+        raise DataError(f"fit: y has a single class {first!r}; a classifier needs at least 2 classes")
+    return classes, y_idx
+
+
+def _check_label_types(y: np.ndarray) -> None:
+    """DataError for a missing label (None/NaN) or labels of mixed types (numbers and strings) in ``y``."""
+    values = y.tolist()
+    if set(map(type, values)) == {str}:  # the usual case, checked at C speed
+        return
+    first_of = {}
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and v != v):
+            raise DataError(f"fit: y has a missing label ({v!r}) at position {i}")
+        kind = "str" if isinstance(v, str) else "number" if isinstance(v, Number) else type(v).__name__
+        first_of.setdefault(kind, (i, v))
+    if len(first_of) > 1:
+        (k1, (i1, v1)), (k2, (i2, v2)) = list(first_of.items())[:2]
+        raise DataError(f"fit: y mixes label types ({k1} {v1!r} at position {i1}, {k2} {v2!r} at position {i2}); "
+                        "give every label one type, e.g. all strings")
 
 
 def _as_matrix(D, what: str, kind: str = "distance") -> np.ndarray:

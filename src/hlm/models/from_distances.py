@@ -62,8 +62,10 @@ class SimilarityFromDistances(PrecomputedClassifier):
         return reciprocal_similarity(self._check_predict_input(D), self.upper_bound_)
 
     def predict(self, D):
-        return self.estimator_.predict(self._similarities(D))
+        S = self._similarities(D)  # first: NotFittedError before estimator_ is read
+        return self.estimator_.predict(S)
 
     def predict_proba(self, D):
-        return self.estimator_.predict_proba(self._similarities(D))
+        S = self._similarities(D)
+        return self.estimator_.predict_proba(S)
 

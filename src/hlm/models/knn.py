@@ -21,7 +21,7 @@ from numba import njit
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
-from hlm.models._base import _INF_BITS, PrecomputedClassifier, _all_valid
+from hlm.models._base import _INF_BITS, PrecomputedClassifier, _all_valid, fit_classes
 
 
 class KNNClassifier(PrecomputedClassifier):
@@ -79,8 +79,8 @@ class KNNClassifier(PrecomputedClassifier):
         objects): each validation row is ranked against its fold's fit columns
         only, by training index within the fit set, so no fit matrix is sliced.
         Returns None (use the per-fold path) for grids with other parameters, a
-        subclass with its own ``predict``, fit sets empty or not in increasing
-        order, or a matrix the per-fold fits would reject.
+        subclass with its own ``predict``, fit sets empty, of one class or not in
+        increasing order, or a matrix the per-fold fits would reject.
         """
         if not grid or any(set(p) - {"n_neighbors"} for p in grid):
             return None
@@ -100,11 +100,13 @@ class KNNClassifier(PrecomputedClassifier):
             scanned[val] = True
         if not scanned.all() and not _valid(D):
             return None  # the per-fold fits reject the matrix: scored there as failed fits
-        classes, y_idx = np.unique(np.asarray(y), return_inverse=True)
+        classes, y_idx = fit_classes(y, D.shape[0], min_classes=1)
         fitted = np.zeros((len(folds), D.shape[0]), dtype=np.bool_)
         for f, (fit, _) in enumerate(folds):
             fitted[f, fit] = True
         counts = np.stack([np.bincount(y_idx[fit], minlength=len(classes)) for fit, _ in folds])
+        if ((counts > 0).sum(axis=1) < 2).any():
+            return None  # a one-class fit set: its fits refuse it (scored there as failed fits)
         sizes = [len(val) for _, val in folds]
         rows = np.concatenate([val for _, val in folds])
         winners, valid = _grid_winners(D, rows, np.repeat(np.arange(len(folds)), sizes), fitted, y_idx, counts, ks)

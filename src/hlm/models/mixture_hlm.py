@@ -270,7 +270,8 @@ class MixtureHLM(PosteriorClassifier):
 
     def predict_from_prototypes(self, D_proto):
         """Classify from the test-to-prototype distances only (columns ordered as ``prototypes_``)."""
-        return self.classes_[np.argmax(self.predict_log_scores_from_prototypes(D_proto), axis=1)]
+        scores = self.predict_log_scores_from_prototypes(D_proto)  # NotFittedError first
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def to_dict(self) -> dict:
         return asdict(self.model())

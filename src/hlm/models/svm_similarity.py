@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from hlm.data.validation import nonfinite
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, SimilarityClassifier
+from hlm.models._base import CachedParamNames, SimilarityClassifier, fit_classes
 from hlm.models._grid import group_grid
 from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
@@ -86,11 +86,6 @@ def warn_max_iter(what: str, C: float, max_iter: int, detail: str = "") -> None:
     )
 
 
-def _require_two_classes(n_classes: int, what: str) -> None:
-    if n_classes < 2:
-        raise DataError(f"fit: {what} needs at least 2 classes in y, got {n_classes}")
-
-
 def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """||A_i - B_j||^2 by the BLAS expansion, tiny negative round-off clipped to 0."""
     d2 = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
@@ -140,7 +135,6 @@ class SVMSimilarityKernel(SimilarityClassifier):
         """Checks and the PSD kernel of the fit set (independent of C); returns the class indices."""
         self._validate_params()
         S, y_idx = self._check_fit_input(S, y)
-        _require_two_classes(len(self.classes_), "SVMSimilarityKernel")
         self.transform_ = fit_spectrum(S, self.spectrum)
         self.negative_eigenfraction_ = self.transform_.negative_eigenfraction
         self._kernel = self.transform_.kernel
@@ -225,7 +219,6 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         """Checks, features and the kernel of the fit set (independent of C); returns the class indices."""
         self._validate_params()
         F, y_idx = self._check_fit_input(S, y)
-        _require_two_classes(len(self.classes_), "SVMSimilarityFeatures")
         self.features_ = F
         if self.kernel == "linear":
             self.gamma_ = np.nan
@@ -345,11 +338,7 @@ class SVMVectors(ClassifierMixin, CachedParamNames, BaseEstimator):
     def fit(self, X, y):
         self._validate_params()
         X = _as_vectors(X, "fit: X")
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise DataError(f"fit: y has {y.shape[0] if y.ndim else 0} labels for {X.shape[0]} rows of X")
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        _require_two_classes(len(self.classes_), "SVMVectors")
+        self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = X.shape[1]
         self.mean_ = X.mean(axis=0)
         sd = X.std(axis=0)

@@ -11,6 +11,7 @@ section 5.2, and kept as the native similarity).
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pandas as pd
 from hlm.data.artifacts import DistanceArtifact, write_frame
 from hlm.data.conversions import similarity_to_distance, symmetrize
 from hlm.data.registry import DatasetSpec
-from hlm.data.validation import check_labels, check_matrix
+from hlm.data.validation import check_informative, check_labels, check_matrix
 from hlm.errors import DataError
 from hlm.objects.blocks import SIMILARITIES
 
@@ -45,12 +46,17 @@ def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], 
         if labels_path is not None:
             lw = f"dataset '{spec.name}' ({spec.labels_path})"
             meta.update(labels_source=spec.labels_path, labels_sha256=file_sha256(labels_path, lw))
-        if spec.format == "folder":
-            ids, objects, labels = series.read_series_folder(src, labels_path)
-        elif spec.kind == "series":
-            ids, objects, labels = series.read_series_csv(src)
-        elif spec.format == "fasta":
-            ids, objects, labels = sequences.read_fasta(src, labels_path)
+        if spec.format in ("folder", "csv", "fasta"):
+            try:  # their messages name the file (and line or object); add the data set
+                if spec.format == "folder":
+                    ids, objects, labels = series.read_series_folder(src, labels_path)
+                elif spec.kind == "series":
+                    ids, objects, labels = series.read_series_csv(src)
+                else:
+                    ids, objects, labels = sequences.read_fasta(src, labels_path)
+            except DataError as exc:  # paths as in the registry: relative to root
+                message = str(exc) if str(root) == "." else str(exc).replace(f"{root}{os.sep}", "")
+                raise DataError(f"dataset '{spec.name}': {message}") from None
         else:  # rda with StatLog indicator columns
             from hlm.data.readers import labels_to_str, read_rda
 
@@ -99,6 +105,7 @@ def artifact_from_matrix(spec: DatasetSpec, ids, labels, M: np.ndarray, meta: di
     D, meta["symmetrized"] = symmetrize(D)
     D = check_matrix(D, name=name, path=path, kind="distance")
     labels = np.asarray(labels, dtype=object)
+    check_informative(D, labels, name=name, path=path, kind="similarity" if native else "distance")
     meta["class_counts"] = dict(sorted(Counter(labels.tolist()).items()))
     meta["native"] = sorted(native)
     return DistanceArtifact(ids=np.asarray(ids, dtype=object), labels=labels, distances=D, metadata=meta, **native)

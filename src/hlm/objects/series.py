@@ -106,8 +106,9 @@ def read_series_file(path, obj: str) -> np.ndarray:
             float(token)
         except ValueError:
             what = "an empty value" if token == "" else f"a non-numeric value {token!r}"
-            raise DataError(f"{path}: object {obj!r} has {what} (value {k}; a series file holds "
-                            "numbers only, no header)") from None
+            hint = ("; values are separated by commas or whitespace, not ';'" if ";" in token
+                    else "; a series file holds numbers only, no header")
+            raise DataError(f"{path}: object {obj!r} has {what} (value {k}{hint})") from None
     x = np.array(tokens, dtype=np.float64)
     check_series([obj], [x], where=str(path))
     return x
