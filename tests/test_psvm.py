@@ -1,4 +1,5 @@
-"""P-SVM (spec compared-methods.md section 6.9) against known answers (spec section 9)."""
+"""P-SVM (spec docs/compared-methods-spec.md section 6.9) against known answers (spec section 9) and against the
+reference solvers of ``tests/oracles/psvm_reference.py`` (pure coordinate descent, the Newton-phase solver)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from hlm.models.psvm import (
     solve_dual,
     solver_tolerance,
 )
+from oracles.psvm_reference import cd_solve_dual, newton_solve_dual, reference_dual_path
 
 
 # -- helpers -------------------------------------------------------------------
@@ -86,11 +88,13 @@ def test_test_rows_use_fit_set_statistics():
 
 # -- dual solver oracles (spec 9) ---------------------------------------------------
 @pytest.mark.parametrize("m, P, eps", [(40, 25, 0.05), (40, 25, 0.3), (20, 35, 0.02)])
-@pytest.mark.parametrize("newton", [True, False])
-def test_infinite_C_equals_lasso(m, P, eps, newton):
-    """C = inf: the dual is Lasso(alpha=eps/m, fit_intercept=False) on (K~, y - mean y) (spec 6.9)."""
+@pytest.mark.parametrize("solver", ["production", "pure_cd"])
+def test_infinite_C_equals_lasso(m, P, eps, solver):
+    """C = inf: the dual is Lasso(alpha=eps/m, fit_intercept=False) on (K~, y - mean y) (spec 6.9);
+    the production solver and the pure coordinate descent oracle."""
     K_tilde, y = _problem(m, P, seed=m + P)
-    alpha, _, converged = psvm_dual(K_tilde, y, np.inf, eps, tol=1e-13, max_sweeps=200_000, newton=newton)
+    solve = solve_dual if solver == "production" else cd_solve_dual
+    alpha, _, converged = solve(*dual_terms(K_tilde, y), np.inf, eps, tol=1e-13, max_sweeps=200_000)
     lasso = Lasso(alpha=eps / m, fit_intercept=False, tol=1e-15, max_iter=1_000_000)
     lasso.fit(K_tilde, y - y.mean())
     assert converged
@@ -149,8 +153,8 @@ def test_kkt_conditions_hold_at_the_solution(C, eps):
     atol = 1e-9 * max(1.0, np.abs(c).max())
     _check_kkt(K_tilde, y, alpha, C, eps, atol)
     assert kkt_violation(K_tilde, y, alpha, C, eps) <= atol
-    # the accelerated and the pure coordinate descent reach the same optimum
-    pure, _, pure_converged = psvm_dual(K_tilde, y, C, eps, tol=1e-9, max_sweeps=1_000_000, newton=False)
+    # the accelerated and the pure coordinate descent (oracle) reach the same optimum
+    pure, _, pure_converged = cd_solve_dual(*dual_terms(K_tilde, y), C, eps, tol=1e-9, max_sweeps=1_000_000)
     assert pure_converged
     assert _objective(K_tilde, y, alpha, eps) == pytest.approx(_objective(K_tilde, y, pure, eps), abs=1e-8)
 
@@ -251,7 +255,8 @@ def test_dual_path_meets_the_kkt_rule_and_the_cold_objective():
         assert converged and np.abs(alpha).max(initial=0.0) <= C
         assert kkt_violation(K_tilde, y, alpha, C, eps) <= solver_tolerance(c, 1e-9)
         cold, _, _ = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
-        assert _objective(K_tilde, y, alpha, eps) == pytest.approx(_objective(K_tilde, y, cold, eps), rel=1e-7, abs=1e-10)
+        cold_objective = _objective(K_tilde, y, cold, eps)
+        assert _objective(K_tilde, y, alpha, eps) == pytest.approx(cold_objective, rel=1e-7, abs=1e-10)
         reused += n_sweeps == 0
     assert reused >= 3  # large C: the unbounded solution is reused, not re-solved
 
@@ -267,25 +272,30 @@ def test_rank_deficient_pairs_converge(seed):
         assert kkt_violation(K_tilde, y, alpha, C, eps) <= 1e-9 * max(1.0, np.abs(dual_terms(K_tilde, y)[1]).max())
 
 
-# -- LAPACK Newton phase vs the reference (scalar numba) one; spec 6.9 "Solver" ---------
-def test_dpstrf_factor_matches_the_numba_pivoted_cholesky():
-    """Same pivots, rank and factor on a singular PSD matrix (rank 12 of 30)."""
+# -- the solver vs the reference solvers (tests/oracles); spec 6.9 "Solver" -----------------
+def test_dpstrf_factor_matches_the_reference_pivoted_cholesky():
+    """The solver's LAPACK pivoted Cholesky (``dpstrf``, upper factor, as in ``_active_set_phase``) vs the
+    oracle's scalar one: same pivots, rank and factor on a singular PSD matrix (rank 12 of 30)."""
     from scipy.linalg.lapack import dpstrf
 
-    from hlm.models.psvm import PIVOT_RTOL, _pivoted_cholesky
+    from hlm.models.psvm import PIVOT_RTOL
+    from oracles.psvm_reference import _pivoted_cholesky
 
     rng = np.random.default_rng(11)
     B = rng.normal(size=(12, 30))
     A = B.T @ B
     L, piv, rank = _pivoted_cholesky(A, PIVOT_RTOL)
-    factor, piv2, rank2, info = dpstrf(A.copy(), lower=1, tol=PIVOT_RTOL * A.diagonal().max())
-    assert rank == rank2 == 12 and info == 1
-    np.testing.assert_array_equal(piv[:rank], piv2[:rank] - 1)
-    np.testing.assert_allclose(np.tril(factor[:rank, :rank]), L, rtol=0, atol=1e-10)
+    for lower in (1, 0):
+        factor, piv2, rank2, info = dpstrf(A.copy(), lower=lower, tol=PIVOT_RTOL * A.diagonal().max())
+        assert rank == rank2 == 12 and info == 1
+        np.testing.assert_array_equal(piv[:rank], piv2[:rank] - 1)
+        L2 = np.tril(factor[:rank, :rank]) if lower else np.triu(factor[:rank, :rank]).T
+        np.testing.assert_allclose(L2, L, rtol=0, atol=1e-10)
 
 
-def test_row_wise_cholesky_kernels_equal_the_column_wise_ones():
-    from hlm.models.psvm import _cholesky_delete, _cholesky_delete_cols, _cholesky_solve, _cholesky_solve_rows
+def test_reference_cholesky_kernels():
+    """The oracle's own factor kernels: solve with L L', delete a row/column by Givens rotations."""
+    from oracles.psvm_reference import _cholesky_delete, _cholesky_solve
 
     rng = np.random.default_rng(12)
     for n in (1, 2, 7, 30):
@@ -293,101 +303,182 @@ def test_row_wise_cholesky_kernels_equal_the_column_wise_ones():
         A = B.T @ B
         L = np.linalg.cholesky(A)
         for q in range(n):
-            rows, cols = L.copy(), L.copy()
-            _cholesky_delete(rows, n, q)
-            _cholesky_delete_cols(cols, n, q)
-            np.testing.assert_array_equal(rows, cols)  # the same operations in the same order
+            M = L.copy()
+            _cholesky_delete(M, n, q)
             keep = np.delete(np.arange(n), q)
-            np.testing.assert_allclose(rows[: n - 1, : n - 1] @ rows[: n - 1, : n - 1].T, A[np.ix_(keep, keep)],
+            np.testing.assert_array_equal(M, np.tril(M))
+            np.testing.assert_allclose(M[: n - 1, : n - 1] @ M[: n - 1, : n - 1].T, A[np.ix_(keep, keep)],
                                        rtol=1e-12, atol=1e-12)
         b = rng.normal(size=n)
-        np.testing.assert_allclose(_cholesky_solve_rows(L, n, b), _cholesky_solve(L, n, b), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_cholesky_solve(L, n, b), np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("m, P, seed", [(40, 25, 1), (25, 40, 2), (30, 90, 3), (60, 60, 4)])
-@pytest.mark.parametrize("C, eps", [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001), (np.inf, 0.01)])
-def test_lapack_newton_matches_the_reference_solver(m, P, seed, C, eps):
-    """Random and rank-deficient (m < P, a duplicated column) problems: both Newton versions meet
-    the KKT rule on the exact gradient and reach the same objective."""
+@pytest.mark.parametrize("m, P, seed", [(60, 20, 1), (80, 40, 2), (50, 45, 3)])
+@pytest.mark.parametrize("C, eps", [(0.3, 0.05), (10.0, 0.001), (np.inf, 0.01)])
+def test_unique_solution_equals_the_references_within_the_kkt_bound(m, P, seed, C, eps):
+    """Q nonsingular (more rows than columns): the solution is unique, and a point whose KKT
+    violations are at most tol_abs lies within sqrt(P) tol_abs / lambda_min(Q) of it (the violations
+    are the distances of 0 to the coordinates' subdifferentials; the dual is lambda_min-strongly
+    convex). So the three solvers' solutions are within twice that of each other."""
     K_tilde, y = _problem(m, P, seed)
-    K_tilde = np.hstack([K_tilde, K_tilde[:, :1]])
     Q, c = dual_terms(K_tilde, y)
     tol_abs = solver_tolerance(c, 1e-9)
-    new, _, new_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
-    old, _, old_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, legacy=True)
-    assert new_ok and old_ok
+    bound = 2.0 * np.sqrt(P) * tol_abs / np.linalg.eigvalsh(Q)[0]
+    new, _, ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+    assert ok and np.count_nonzero(new) >= 3
+    for solve in (cd_solve_dual, newton_solve_dual):
+        other, _, other_ok = solve(Q, c, C, eps, tol=1e-9, max_sweeps=1_000_000)
+        assert other_ok
+        assert np.linalg.norm(new - other) <= bound
+
+
+def _counting_active_set(monkeypatch):
+    """Wrap the solver's ``_active_set_phase`` so that its step counters are summed up (returned array)."""
+    from hlm.models.psvm import solver
+
+    total, phase = np.zeros(6, dtype=np.int64), solver._active_set_phase
+
+    def counting(*a):
+        stats = np.zeros(6, dtype=np.int64)
+        out = phase(*a, stats=stats)
+        total[:] += stats
+        return out
+
+    monkeypatch.setattr(solver, "_active_set_phase", counting)
+    return total
+
+
+@pytest.mark.parametrize("m, P, seed", [(40, 25, 1), (25, 40, 2), (30, 90, 3), (60, 60, 4), (80, 200, 5)])
+@pytest.mark.parametrize("C, eps", [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001), (np.inf, 0.01)])
+def test_solver_matches_the_reference_solvers(monkeypatch, m, P, seed, C, eps):
+    """Random and rank-deficient (m < P, a duplicated column) problems: the solver meets the KKT rule
+    on the exact gradient and reaches the objective of the Newton-phase and the pure coordinate
+    descent references; the active-set phase ran and finished the solve (additions inside the
+    phase: see the path test)."""
+    K_tilde, y = _problem(m, P, seed)
+    K_tilde = np.hstack([K_tilde, K_tilde[:, :1]])  # a duplicated column: rank-deficient
+    Q, c = dual_terms(K_tilde, y)
+    tol_abs = solver_tolerance(c, 1e-9)
+    counts = _counting_active_set(monkeypatch)
+    new, new_sweeps, new_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+    monkeypatch.undo()
+    assert counts[0] > 0  # the active-set phase ran and took Newton steps
+    assert new_sweeps <= 20  # the phase finished the solve, not CD
+    newton, _, newton_ok = newton_solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+    pure, _, pure_ok = cd_solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=1_000_000)
+    assert new_ok and newton_ok and pure_ok
     assert kkt_violation(K_tilde, y, new, C, eps) <= tol_abs
     _check_kkt(K_tilde, y, new, C, eps, tol_abs)
-    f_new, f_old = _objective(K_tilde, y, new, eps), _objective(K_tilde, y, old, eps)
-    assert f_new == pytest.approx(f_old, rel=1e-9, abs=1e-10)
+    f_new = _objective(K_tilde, y, new, eps)
+    for other in (newton, pure):
+        assert f_new == pytest.approx(_objective(K_tilde, y, other, eps), rel=1e-9, abs=1e-10)
 
 
-def test_dual_path_new_and_legacy_agree(monkeypatch):
-    """The grid path (LAPACK Newton phases, ``active_set=False``, and the better of two warm starts)
-    vs the reference path."""
-    from hlm.models import psvm as psvm_module
+def test_active_set_null_space_steps_and_cuts(monkeypatch):
+    """Many duplicated columns (Q far from full rank): dependent violators take null-space steps,
+    steps are cut, and the solution still meets the KKT rule with the reference objective."""
+    rng = np.random.default_rng(21)
+    K_tilde, y = _problem(30, 40, seed=21)
+    K_tilde = np.hstack([K_tilde, K_tilde[:, rng.integers(0, 40, size=40)]])
+    Q, c = dual_terms(K_tilde, y)
+    counts = _counting_active_set(monkeypatch)
+    for C, eps in [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001)]:
+        new, _, ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+        old, _, old_ok = newton_solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+        assert ok and old_ok
+        assert kkt_violation(K_tilde, y, new, C, eps) <= solver_tolerance(c, 1e-9)
+        assert _objective(K_tilde, y, new, eps) == pytest.approx(_objective(K_tilde, y, old, eps), rel=1e-9, abs=1e-10)
+    assert counts[1] > 0 and counts[3] > 0  # cuts and null-space steps
 
+
+def test_dual_path_matches_the_reference_paths(monkeypatch):
+    """The grid path (active-set phases, the better of two warm starts) vs the reference paths
+    (Newton-phase and pure coordinate descent solves, the earlier warm-start rule)."""
     K_tilde, y = _problem(30, 70, seed=9)  # rank-deficient
     Q, c = dual_terms(K_tilde, y)
     points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 1.0, 10.0, 1e3, 1e5)]
-    calls, lapack_phase = [], psvm_module._newton_phase_lapack
-    monkeypatch.setattr(psvm_module, "_newton_phase_lapack", lambda *a: calls.append(lapack_phase(*a)) or calls[-1])
-    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, active_set=False)
+    counts = _counting_active_set(monkeypatch)
+    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
     monkeypatch.undo()
-    assert len(calls) > 0 and any(calls)  # the LAPACK Newton phase ran and took steps
-    old = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, legacy=True)
+    assert counts[2] > 0
+    newton = reference_dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
+    pure = reference_dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, solve=cd_solve_dual)
     for C, eps in points:
-        assert new[(C, eps)][2] and old[(C, eps)][2]
+        assert new[(C, eps)][2] and newton[(C, eps)][2] and pure[(C, eps)][2]
         assert kkt_violation(K_tilde, y, new[(C, eps)][0], C, eps) <= solver_tolerance(c, 1e-9)
-        f_new, f_old = (_objective(K_tilde, y, path[(C, eps)][0], eps) for path in (new, old))
-        assert f_new == pytest.approx(f_old, rel=1e-9, abs=1e-10)
+        f_new = _objective(K_tilde, y, new[(C, eps)][0], eps)
+        for path in (newton, pure):
+            assert f_new == pytest.approx(_objective(K_tilde, y, path[(C, eps)][0], eps), rel=1e-9, abs=1e-10)
 
 
-def test_italy_power_cv_fold_same_errors_as_the_reference_solver(monkeypatch):
-    """On a real CV fold (Italy Power Demand, split 0, fold 0, the pipeline's grid) the new solver
-    gives the same validation errors, hence the same chosen (C, epsilon), as the reference."""
+def _pipeline_fold(dataset: str):
+    """(estimator, matrix, y, grid, fit, val) of split 0, CV fold 0 of ``dataset`` with the pipeline's
+    config (P-SVM grid, protocol), from the pipeline's artifacts if built, else prepared from the raw
+    file of the registry (the same distances and splits); skips if neither is there."""
     from pathlib import Path
 
     import pandas as pd
-    import yaml
 
+    from hlm.config import load_config
     from hlm.data.artifacts import read_distances
-    from hlm.evaluation.cv import _fold_errors, make_folds
+    from hlm.data.prepare import prepare_dataset
+    from hlm.data.registry import load_registry
+    from hlm.evaluation.cv import make_folds
     from hlm.evaluation.evaluate import _nested, method_input
     from hlm.evaluation.seeds import derive_seed
-    from hlm.evaluation.splits import split_indices
+    from hlm.evaluation.splits import make_splits, split_indices
     from hlm.methods import check_method_params
-    from hlm.models import psvm as psvm_module
     from hlm.models.from_distances import SimilarityFromDistances
 
     root = Path(__file__).resolve().parents[1]
-    data, split_file = root / "results/distances/italy_power.parquet", root / "results/splits/italy_power.parquet"
-    if not (data.exists() and split_file.exists()):
-        pytest.skip("Italy Power Demand artifacts not built")
-    config = yaml.safe_load((root / "config/config.yaml").read_text())
-    params = config["method_params"]["psvm"]
-    grid = check_method_params("psvm", {"grid": params.get("grid"), "fixed": None, "cv_fixed": None})
-    X, wrapped = method_input(read_distances(data), "psvm")
-    labels = read_distances(data).labels
-    train, _ = split_indices(pd.read_parquet(split_file), 0)
-    y = labels[train]
-    fit, val = make_folds(y, 10, derive_seed(config["seed"], "italy_power", 0, "cv"))[0]
+    config = load_config(root / "config/config.yaml")
+    data, split_file = root / f"results/distances/{dataset}.parquet", root / f"results/splits/{dataset}.parquet"
+    if data.exists() and split_file.exists():
+        artifact, splits = read_distances(data), pd.read_parquet(split_file)
+    else:
+        spec = load_registry(root / config["registry"]).get(dataset)
+        if spec is None or spec.path is None or not (root / spec.path).exists():
+            pytest.skip(f"{dataset}: neither pipeline artifacts nor the raw data")
+        artifact = prepare_dataset(spec, root)
+        splits = make_splits(len(artifact.labels), dataset=dataset, n_splits=config["n_splits"],
+                             test_fraction=config["test_fraction"], seed=config["seed"])
+    grid = check_method_params("psvm", config["method_params"].get("psvm") or {})
+    X, wrapped = method_input(artifact, "psvm")
+    train, _ = split_indices(splits, 0)
+    y = artifact.labels[train]
+    fit, val = make_folds(y, config["cv_folds"], derive_seed(config["seed"], dataset, 0, "cv"))[0]
     estimator = SimilarityFromDistances(PSVM()) if wrapped else PSVM()
     grid = [_nested(p) for p in grid] if wrapped else grid
-    D = X[np.ix_(train, train)]
-    new = _fold_errors(estimator, D, y, grid, fit, val)
-    reference = psvm_module.dual_path
-    monkeypatch.setattr(psvm_module, "dual_path", lambda *a, **k: reference(*a, **k, legacy=True))
-    old = _fold_errors(estimator, D, y, grid, fit, val)
+    return estimator, X[np.ix_(train, train)], y, grid, fit, val
+
+
+@pytest.mark.parametrize("dataset", ["italy_power", "voting", "protein", "sonar"])
+def test_cv_fold_same_errors_as_the_reference_solver(monkeypatch, dataset):
+    """On a real CV fold (split 0, fold 0, the pipeline's grid; Italy Power Demand if built, and the
+    raw Voting, Protein (4 classes) and Sonar (vectors: similarities from distances)) the solver's
+    grid path gives the same validation errors, hence the same chosen (C, epsilon), as the
+    Newton-phase reference path."""
+    from hlm.evaluation.cv import cv_errors
+    from hlm.models.psvm import estimator as psvm_estimator
+
+    estimator, D, y, grid, fit, val = _pipeline_fold(dataset)
+    calls = []
+    monkeypatch.setattr(psvm_estimator, "dual_path", lambda *a, **k: calls.append("new") or dual_path(*a, **k))
+    new = cv_errors(estimator, D, y, grid, [(fit, val)])[:, 0]
+    monkeypatch.setattr(
+        psvm_estimator, "dual_path", lambda *a, **k: calls.append("ref") or reference_dual_path(*a, **k)
+    )
+    old = cv_errors(estimator, D, y, grid, [(fit, val)])[:, 0]
+    assert "new" in calls and "ref" in calls  # both went through PSVM's grid path
     np.testing.assert_array_equal(new, old)
     assert np.argmin(new) == np.argmin(old)
 
 
-# -- active-set phase (additions inside the phase, factor updates); spec 6.9 "Solver" ----------
+# -- active-set phase: the upper-factor kernels (``hlm.models.psvm._cholesky``); spec 6.9 "Solver" ---
 def test_upper_factor_kernels():
     """Solves with U (U'U = A) and the deletion of a row/column by Givens rotations of row pairs
     (which also carry the forward-solved right-hand side U'z = b along)."""
-    from hlm.models.psvm import _upper_back, _upper_delete, _upper_forward
+    from hlm.models.psvm._cholesky import _upper_back, _upper_delete, _upper_forward
 
     rng = np.random.default_rng(13)
     for n in (1, 2, 7, 30):
@@ -410,80 +501,3 @@ def test_upper_factor_kernels():
             assert np.all(np.diag(R) > 0.0)
             np.testing.assert_allclose(R.T @ R, A[np.ix_(keep, keep)], rtol=1e-12, atol=1e-12)
             assert not V[n - 1 :].any() and not V[:, n - 1 :].any()
-
-
-def _counting_active_set(monkeypatch):
-    """Wrap ``_active_set_phase`` so that its step counters are summed up (returned array)."""
-    from hlm.models import psvm as psvm_module
-
-    total, phase = np.zeros(6, dtype=np.int64), psvm_module._active_set_phase
-
-    def counting(*a):
-        stats = np.zeros(6, dtype=np.int64)
-        out = phase(*a, stats=stats)
-        total[:] += stats
-        return out
-
-    monkeypatch.setattr(psvm_module, "_active_set_phase", counting)
-    return total
-
-
-@pytest.mark.parametrize("m, P, seed", [(40, 25, 1), (25, 40, 2), (30, 90, 3), (60, 60, 4), (80, 200, 5)])
-@pytest.mark.parametrize("C, eps", [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001), (np.inf, 0.01)])
-def test_active_set_matches_the_newton_and_reference_solvers(monkeypatch, m, P, seed, C, eps):
-    """The default solver (active-set phase) vs the previous default (``active_set=False``) and the
-    reference (``legacy``): KKT rule on the exact gradient and the same objective; the active-set
-    phase ran and finished the solve (additions inside the phase: see the path test)."""
-    K_tilde, y = _problem(m, P, seed)
-    K_tilde = np.hstack([K_tilde, K_tilde[:, :1]])  # a duplicated column: rank-deficient
-    Q, c = dual_terms(K_tilde, y)
-    tol_abs = solver_tolerance(c, 1e-9)
-    counts = _counting_active_set(monkeypatch)
-    new, new_sweeps, new_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
-    monkeypatch.undo()
-    assert counts[0] > 0  # the active-set phase ran and took Newton steps
-    assert new_sweeps <= 20  # the phase finished the solve, not CD
-    newton, _, newton_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, active_set=False)
-    old, _, old_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, legacy=True)
-    assert new_ok and newton_ok and old_ok
-    assert kkt_violation(K_tilde, y, new, C, eps) <= tol_abs
-    _check_kkt(K_tilde, y, new, C, eps, tol_abs)
-    f_new = _objective(K_tilde, y, new, eps)
-    for other in (newton, old):
-        assert f_new == pytest.approx(_objective(K_tilde, y, other, eps), rel=1e-9, abs=1e-10)
-
-
-def test_active_set_null_space_steps_and_cuts(monkeypatch):
-    """Many duplicated columns (Q far from full rank): dependent violators take null-space steps,
-    steps are cut, and the solution still meets the KKT rule with the reference objective."""
-    rng = np.random.default_rng(21)
-    K_tilde, y = _problem(30, 40, seed=21)
-    K_tilde = np.hstack([K_tilde, K_tilde[:, rng.integers(0, 40, size=40)]])
-    Q, c = dual_terms(K_tilde, y)
-    counts = _counting_active_set(monkeypatch)
-    for C, eps in [(0.3, 0.05), (1.0, 0.01), (10.0, 0.001)]:
-        new, _, ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
-        old, _, old_ok = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, legacy=True)
-        assert ok and old_ok
-        assert kkt_violation(K_tilde, y, new, C, eps) <= solver_tolerance(c, 1e-9)
-        assert _objective(K_tilde, y, new, eps) == pytest.approx(_objective(K_tilde, y, old, eps), rel=1e-9, abs=1e-10)
-    assert counts[1] > 0 and counts[3] > 0  # cuts and null-space steps
-
-
-def test_dual_path_active_set_and_newton_agree(monkeypatch):
-    """The default grid path (active-set phase) vs ``active_set=False`` and the reference path."""
-    K_tilde, y = _problem(30, 70, seed=9)  # rank-deficient
-    Q, c = dual_terms(K_tilde, y)
-    points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 1.0, 10.0, 1e3, 1e5)]
-    counts = _counting_active_set(monkeypatch)
-    new = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
-    monkeypatch.undo()
-    assert counts[2] > 0
-    newton = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, active_set=False)
-    old = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000, legacy=True)
-    for C, eps in points:
-        assert new[(C, eps)][2]
-        assert kkt_violation(K_tilde, y, new[(C, eps)][0], C, eps) <= solver_tolerance(c, 1e-9)
-        f_new = _objective(K_tilde, y, new[(C, eps)][0], eps)
-        for path in (newton, old):
-            assert f_new == pytest.approx(_objective(K_tilde, y, path[(C, eps)][0], eps), rel=1e-9, abs=1e-10)

@@ -1,0 +1,163 @@
+"""The P-SVM classifier (spec ``docs/compared-methods-spec.md`` 6.9): one binary P-SVM per class pair,
+one-vs-one voting; the CV grid path of one fold (``PSVM.predict_grid``)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from hlm.models._base import CompiledKernels, SimilarityClassifier
+from hlm.models._grid import group_grid
+from hlm.models.psvm.normalisation import normalise_columns
+from hlm.models.psvm.solver import dual_path, dual_terms, kkt_violation, psvm_dual
+
+
+@dataclass(frozen=True)
+class PairModel:
+    """One fitted binary P-SVM: class ``a`` (label +1) vs class ``b`` (label -1), a < b as indices."""
+
+    a: int
+    b: int
+    columns: np.ndarray  # indices of the training objects (columns of S) that were kept
+    mean: np.ndarray  # fit-set column means of the kept columns
+    scale: np.ndarray  # fit-set std * sqrt(m) of the kept columns
+    alpha: np.ndarray
+    intercept: float  # b = mean(y) [V]
+    n_sweeps: int
+    converged: bool
+
+    def decision(self, S_te: np.ndarray) -> np.ndarray:
+        """f(u) = k~(u)'alpha + b, k~ normalised with the fit-set statistics (spec 6.9)."""
+        K_te = (S_te[:, self.columns] - self.mean) / self.scale
+        return K_te @ self.alpha + self.intercept
+
+
+@dataclass(frozen=True)
+class _PairProblem:
+    """The normalised data of one class pair, before solving (shared by every (C, epsilon))."""
+
+    a: int
+    b: int
+    columns: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    K_tilde: np.ndarray
+    y: np.ndarray
+
+    def model(self, alpha: np.ndarray, n_sweeps: int, converged: bool, psvm: PSVM) -> PairModel:
+        """The fitted pair (b = mean(y) [V]); warns if the solver stopped at max_sweeps."""
+        if not converged:
+            violation = kkt_violation(self.K_tilde, self.y, alpha, psvm.C, psvm.epsilon)
+            warnings.warn(
+                f"P-SVM (C={psvm.C:g}, epsilon={psvm.epsilon:g}) did not converge for class pair "
+                f"({psvm.classes_[self.a]}, {psvm.classes_[self.b]}) within max_sweeps={psvm.max_sweeps}; "
+                f"max KKT violation {violation:.3g}",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return PairModel(self.a, self.b, self.columns, self.mean, self.scale, alpha, float(self.y.mean()),
+                         n_sweeps, converged)
+
+
+class PSVM(CompiledKernels, SimilarityClassifier):
+    """P-SVM with one-vs-one voting on a precomputed similarity matrix (spec 6.9).
+
+    Parameters
+    ----------
+    C : float
+        Box bound on |alpha_j|; ``np.inf`` allowed (spec 3 grid: 1e-3..1e5 [P]).
+    epsilon : float
+        l1 weight on the normalised matrix (spec 3 grid: 1e-3..1 [P]).
+    columns : {"all", "pair"}
+        Columns of each pair's data matrix: all fit objects (default) or only
+        the pair's own objects (spec 6.9 "Multi-class" [P]).
+    tol : float
+        Relative KKT tolerance of the solver (spec 6.9).
+    max_sweeps : int
+        Cap on coordinate-descent sweeps per pair; reaching it warns.
+    """
+
+    _path_params = ("C", "epsilon")  # per class pair: the normalisation and Q, c depend on neither
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, np.inf, closed="right")],  # C = inf allowed
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "columns": [StrOptions({"all", "pair"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_sweeps": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, C: float = 1.0, epsilon: float = 0.1, columns: str = "all", tol: float = 1e-6,
+                 max_sweeps: int = 10_000):
+        self.C = C
+        self.epsilon = epsilon
+        self.columns = columns
+        self.tol = tol
+        self.max_sweeps = max_sweeps
+
+    def fit(self, S, y):
+        self._validate_params()
+        S, y_idx = self._check_fit_input(S, y)
+        problems = self._pair_problems(S, y_idx)
+        self.pair_models_ = [
+            problem.model(*psvm_dual(problem.K_tilde, problem.y, self.C, self.epsilon, self.tol, self.max_sweeps),
+                          self) for problem in problems
+        ]
+        return self
+
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: each class pair's normalisation and Q, c are computed
+        once, and the (C, epsilon) grid is solved warm-started (``dual_path``). The
+        solutions meet the same KKT tolerance as refits; predictions equal refits'
+        except on test rows within that tolerance of a decision boundary."""
+        out: list = [None] * len(grid)
+        for outer, points in group_grid(self, grid, self._path_params).items():
+            model = clone(self).set_params(**dict(outer))
+            S, y_idx = model._check_fit_input(S_fit, y)
+            problems = model._pair_problems(S, y_idx)
+            grid_points = [(p["C"], p["epsilon"]) for _, p in points]
+            paths = [dual_path(*dual_terms(pr.K_tilde, pr.y), grid_points, model.tol, model.max_sweeps)
+                     for pr in problems]
+            for g, p in points:
+                model.set_params(**p)
+                key = (float(p["C"]), float(p["epsilon"]))
+                model.pair_models_ = [pr.model(*path[key], model) for pr, path in zip(problems, paths)]
+                out[g] = model.predict(S_val)
+        return out
+
+    def _pair_problems(self, S: np.ndarray, y_idx: np.ndarray) -> list[_PairProblem]:
+        """Per class pair a < b: rows = fit objects of a, b with y = +1 / -1, normalised columns (spec 6.9)."""
+        problems = []
+        G = len(self.classes_)
+        for a in range(G):
+            for b in range(a + 1, G):
+                rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+                cols = rows if self.columns == "pair" else np.arange(S.shape[1])
+                y_pm = np.where(y_idx[rows] == a, 1.0, -1.0)
+                K_tilde, mean, scale, keep = normalise_columns(S[np.ix_(rows, cols)])
+                problems.append(_PairProblem(a, b, cols[keep], mean, scale, K_tilde, y_pm))
+        return problems
+
+    def _pair_decisions(self, S_te: np.ndarray) -> np.ndarray:
+        """(n_test, n_pairs) decision values; positive favours the pair's earlier class."""
+        S_te = self._check_predict_input(S_te)
+        out = np.empty((S_te.shape[0], len(self.pair_models_)))
+        for p, model in enumerate(self.pair_models_):
+            out[:, p] = model.decision(S_te)
+        return out
+
+    def predict(self, S_te):
+        """One-vs-one vote (spec 2, 6.9) [P]: f >= 0 votes for the earlier class; vote ties go to
+        the earliest (smallest) class, as in libsvm (spec 8.3)."""
+        F = self._pair_decisions(S_te)
+        votes = np.zeros((F.shape[0], len(self.classes_)))
+        rows = np.arange(F.shape[0])
+        for p, model in enumerate(self.pair_models_):
+            np.add.at(votes, (rows, np.where(F[:, p] >= 0.0, model.a, model.b)), 1.0)
+        return self.classes_[np.argmax(votes, axis=1)]
