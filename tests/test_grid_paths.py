@@ -1,27 +1,38 @@
-"""CV grid paths (``predict_grid``) give the predictions of one refit per grid point (``predict_each``).
+"""The fast-path protocol (``hlm.models._base.FastPathMixin``): every fast path equals plain refits.
 
-Each estimator that shares work across its grid (eigendecompositions that do
-not depend on C or the ridge, kernels that do not depend on C, warm-started
-solvers) is run on the same fold both ways.
+CV grid paths (``predict_grid``) give the predictions of one refit per grid
+point (``predict_each``): each estimator that shares work across its grid
+(eigendecompositions that do not depend on C or the ridge, kernels that do not
+depend on C, warm-started solvers) is run on the same fold both ways. Paths
+over all folds at once (``predict_folds``) give the per-fold predictions. A new
+fast path is registered here (``GRIDS``, ``FOLD_GRIDS``); a test fails for a
+method of ``hlm.methods.METHODS`` whose override is not.
 """
 
+import inspect
 import warnings
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.io
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils._param_validation import Interval
 
 from hlm.evaluation.cv import cv_errors, make_folds
+from hlm.methods import METHODS
+from hlm.models._base import FastPathMixin, PrecomputedClassifier
 from hlm.models._grid import predict_each
 from hlm.models.from_distances import SimilarityFromDistances
 from hlm.models.knn import KNNClassifier
 from hlm.models.local_sda import LocalSDA
 from hlm.models.psvm import PSVM
 from hlm.models.svm_knn import SVMKNN
-from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel
+from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel, SVMVectors
 from hlm.models.weighted_knn import KRIKNN, KRRKNN, AffinityKNN
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,7 +154,7 @@ def test_cv_errors_use_the_path(aural):
     folds = make_folds(y_fit, 4, seed=3)
 
     class NoPath(SVMKNN):
-        predict_grid = None
+        predict_grid = FastPathMixin.predict_grid  # the protocol's default: one refit per grid point
 
     np.testing.assert_array_equal(cv_errors(SVMKNN(), S_fit, y_fit, grid, folds),
                                   cv_errors(NoPath(), S_fit, y_fit, grid, folds))
@@ -169,3 +180,128 @@ def test_a_one_class_fold_scores_infinity_instead_of_stopping_the_cv(aural):
     grid = [{"C": 1.0}, {"C": 10.0}]
     errors = cv_errors(SVMSimilarityKernel(), S_fit, y_fit, grid, folds)
     assert np.isinf(errors).all()
+
+
+# ---------------------------------------------------------------- all folds at once (predict_folds)
+#: every ``predict_folds`` override, run here against the per-fold refits (k-NN: also tests/test_models.py)
+FOLD_GRIDS = {
+    "knn": (KNNClassifier(), {"n_neighbors": [1, 2, 4, 8, 16, 32, 64]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLD_GRIDS))
+def test_fold_path_equals_refits_per_fold(name, aural, three_class):
+    estimator, grid = FOLD_GRIDS[name]
+    grid = list(ParameterGrid(grid))
+    for S_fit, y_fit, _, _ in (aural, three_class):
+        X = as_distances(S_fit) if estimator._input_kind == "distance" else S_fit
+        folds = make_folds(y_fit, 5, seed=2)
+        per_fold = estimator.predict_folds(X, y_fit, folds, grid)
+        assert per_fold is not None and len(per_fold) == len(folds)  # the path ran
+        for (fit, val), fast in zip(folds, per_fold):
+            slow = predict_each(estimator, X[np.ix_(fit, fit)], y_fit[fit], X[np.ix_(val, fit)], grid)
+            assert len(fast) == len(slow) == len(grid)
+            for params, a, b in zip(grid, fast, slow):
+                np.testing.assert_array_equal(a, b, err_msg=str(params))
+
+
+# ---------------------------------------------------------------- the protocol itself
+def _overrides(cls, hook: str) -> bool:
+    return getattr(cls, hook) is not getattr(FastPathMixin, hook)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_follows_the_protocol_and_its_fast_paths_are_registered(method):
+    """Each pipeline method's estimator is a FastPathMixin (the CV calls its hooks directly), and a
+    predict_grid / predict_folds it overrides is checked against refits above."""
+    estimator = METHODS[method].make()
+    assert isinstance(estimator, FastPathMixin)
+    cls = type(estimator)
+    if _overrides(cls, "predict_grid"):
+        assert cls in {type(e) for e, _ in GRIDS.values()}, f"{method}: register {cls.__name__} in GRIDS"
+    if _overrides(cls, "predict_folds"):
+        assert cls in {type(e) for e, _ in FOLD_GRIDS.values()}, f"{method}: register {cls.__name__} in FOLD_GRIDS"
+    estimator._warm_up()  # the default does nothing; CompiledKernels fits a clone
+    assert not hasattr(estimator, "classes_")
+    if METHODS[method].input == "similarity":  # the 1/d wrapper forwards the protocol
+        wrapped = SimilarityFromDistances(estimator)
+        assert isinstance(wrapped, FastPathMixin) and wrapped.predict_folds(None, None, [], []) is None
+        wrapped._warm_up()
+
+
+def test_the_cv_calls_the_hooks_instead_of_looking_them_up():
+    import hlm.evaluation.cv as cv
+    import hlm.evaluation.evaluate as evaluate
+    import hlm.models.from_distances as from_distances
+
+    for module in (cv, evaluate, from_distances):
+        text = inspect.getsource(module)
+        for hook in ("predict_grid", "predict_folds", "_warm_up", "_path_params"):
+            assert f'"{hook}"' not in text and f"'{hook}'" not in text, (module.__name__, hook)
+
+
+class NearestClassMean(PrecomputedClassifier):
+    """A new method with ``fit`` and ``predict`` only: the smallest mean distance**power to a class."""
+
+    _parameter_constraints = {"power": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, power: float = 1.0):
+        self.power = power
+
+    def fit(self, D, y):
+        self._validate_params()
+        D, self._y_idx = self._check_fit_input(D, y)
+        return self
+
+    def predict(self, D):
+        D = self._check_predict_input(D) ** self.power
+        means = [D[:, self._y_idx == g].mean(axis=1) for g in range(len(self.classes_))]
+        return self.classes_[np.argmin(np.stack(means, axis=1), axis=1)]
+
+
+def _refit_errors(estimator, X, y, grid, folds, pairwise=True):
+    """The definition of the CV errors: a clone fitted per grid point and fold (grid point x fold)."""
+    errors = np.empty((len(grid), len(folds)))
+    for g, params in enumerate(grid):
+        for f, (fit, val) in enumerate(folds):
+            X_fit, X_val = (X[np.ix_(fit, fit)], X[np.ix_(val, fit)]) if pairwise else (X[fit], X[val])
+            model = clone(estimator).set_params(**params).fit(X_fit, y[fit])
+            errors[g, f] = np.mean(model.predict(X_val) != y[val])
+    return errors
+
+
+def test_a_new_method_without_fast_paths_gets_its_cv_from_the_defaults(aural):
+    """No override: predict_folds declines, _warm_up does nothing, predict_grid refits per point, and
+    the CV errors are those of the refits."""
+    S_fit, y_fit, _, _ = aural
+    D = as_distances(S_fit)
+    grid = [{"power": p} for p in (0.25, 1.0, 4.0, 16.0)]
+    folds = make_folds(y_fit, 4, seed=1)
+    estimator = NearestClassMean()
+    assert estimator.predict_folds(D, y_fit, folds, grid) is None
+    assert estimator._warm_up() is None and estimator._path_params == ()
+    expected = _refit_errors(estimator, D, y_fit, grid, folds)
+    assert len(np.unique(expected.mean(axis=1))) > 1  # the grid points really differ
+    np.testing.assert_array_equal(cv_errors(estimator, D, y_fit, grid, folds), expected)
+    # through the 1/d wrapper the same method is a similarity method's stand-in: also refits
+    wrapped = SimilarityFromDistances(NearestClassMean())
+    nested = [{f"estimator__{k}": v for k, v in p.items()} for p in grid]
+    np.testing.assert_array_equal(cv_errors(wrapped, D, y_fit, nested, folds),
+                                  _refit_errors(wrapped, D, y_fit, nested, folds))
+
+
+def test_cv_of_estimators_outside_the_protocol_and_of_feature_vectors(aural):
+    """Any scikit-learn classifier is refitted per grid point; SVMVectors (not pairwise) follows the
+    protocol's defaults on rows of feature vectors."""
+    S_fit, y_fit, _, _ = aural
+    D = as_distances(S_fit)
+    folds = make_folds(y_fit, 4, seed=5)
+    sk = KNeighborsClassifier(metric="precomputed")
+    grid = [{"n_neighbors": k} for k in (1, 3, 9)]
+    np.testing.assert_array_equal(cv_errors(sk, D, y_fit, grid, folds), _refit_errors(sk, D, y_fit, grid, folds))
+    X = np.random.default_rng(0).normal(size=(len(y_fit), 3)) + y_fit[:, None]
+    svm = SVMVectors(kernel="rbf")
+    grid = list(ParameterGrid({"C": [0.1, 10.0], "gamma": [0.01, 1.0]}))
+    assert isinstance(svm, FastPathMixin) and svm.predict_folds(X, y_fit, folds, grid) is None
+    np.testing.assert_array_equal(cv_errors(svm, X, y_fit, grid, folds),
+                                  _refit_errors(svm, X, y_fit, grid, folds, pairwise=False))

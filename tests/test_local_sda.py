@@ -9,33 +9,35 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import hlm.models._local_sda_kernels as kernels
 import hlm.models.local_sda as lsda
+import oracles.local_sda_reference as lsda_ref
 from hlm.errors import DataError
-from hlm.models.local_sda import (
-    LocalSDA,
-    Support,
-    continuous_log_z,
-    continuous_mean,
-    discrete_log_z,
-    discrete_mean,
-    fit_row,
-    log_scores,
-    make_support,
-    solve_lambda,
-)
 from hlm.models._local_sda_kernels import (
-    _STATUS_NAMES,
     _log_scores_nb,
     _raise_brent_error,
     _row_model_nb,
     _solve_lambda_nb,
 )
 from hlm.models.knn import break_vote_ties
-from hlm.models.local_sda import RowModel
+from hlm.models.local_sda import LocalSDA, Support, make_support
+from oracles.local_sda_reference import (
+    STATUS_NAMES,
+    RowModel,
+    continuous_log_z,
+    continuous_mean,
+    discrete_log_z,
+    discrete_mean,
+    fit_row,
+    log_scores,
+    solve_lambda,
+    support_log_z,
+    support_mean,
+    support_r,
+)
 
 
 # ------------------------------------------------- the row-by-row reference of the compiled predict
 def _reference_predict(est: LocalSDA, S_te) -> tuple[np.ndarray, int]:
-    """``LocalSDA.predict`` row by row with ``fit_row``/``log_scores`` (the reference of the compiled kernel).
+    """``LocalSDA.predict`` row by row with the reference's ``fit_row``/``log_scores`` (tests/oracles).
 
     Returns (predicted labels, number of rows that used the fallback rule). Used by the tests.
     """
@@ -56,7 +58,7 @@ def _reference_predict_row(est: LocalSDA, s: np.ndarray, nb: np.ndarray) -> tupl
         return int(y_nb[0]), False
     exact = est.degenerate == "exact"
     prior = None if est.prior == "local" else np.log(est.class_prior_)
-    model = fit_row(est._S, s, nb, est._y_idx, est.support_, prior, stop_early=not exact)
+    model = lsda_ref.fit_row(est._S, s, nb, est._y_idx, est.support_, prior, stop_early=not exact)
     degenerate = np.any(model.status != "ok")
     if degenerate and not exact:
         return _reference_fallback(est, s, nb, model), True
@@ -96,14 +98,14 @@ def _fit_row_fast(S, s, nb, y_idx, n_classes, support: Support, prior=None, stop
         bool(stop_early), w,
     )
     _raise_brent_error(err, err_x, 0)
-    return RowModel(classes.astype(np.intp), mu.astype(np.intp), s[mu], c, lam, _STATUS_NAMES[status], log_prior)
+    return RowModel(classes.astype(np.intp), mu.astype(np.intp), s[mu], c, lam, STATUS_NAMES[status], log_prior)
 
 
 def _log_scores_fast(model: RowModel, s, support: Support, exact: bool = False) -> np.ndarray:
     """``log_scores`` through the compiled kernel (for tests)."""
     discrete = support.omega is not None
     omega = np.ascontiguousarray(support.omega if discrete else np.empty(0), dtype=np.float64)
-    codes = {name: i for i, name in enumerate(_STATUS_NAMES)}
+    codes = {name: i for i, name in enumerate(STATUS_NAMES)}
     status = np.array([[codes[x] for x in row] for row in model.status], dtype=np.int64).reshape(model.status.shape)
     return _log_scores_nb(
         np.asarray(model.classes, dtype=np.int64), np.asarray(model.mu, dtype=np.int64),
@@ -120,7 +122,7 @@ def _solve_lambda_fast(c: float, support: Support) -> tuple[float, str]:
     lam, status, err = _solve_lambda_nb(float(c), float(support.lo), float(support.hi), omega, discrete,
                                         np.empty(omega.size))
     _raise_brent_error(err, lam, 0)
-    return float(lam), str(_STATUS_NAMES[status])
+    return float(lam), str(STATUS_NAMES[status])
 
 
 
@@ -135,7 +137,7 @@ def test_lambda_solves_constraint_and_minimises_dual(kind):
     rng = np.random.default_rng(1)
     omega = np.sort(rng.uniform(-0.4, 1.3, 25))
     sup = _discrete(omega) if kind == "discrete" else Support(-0.4, 1.3)
-    r = sup.r
+    r = support_r(sup)
     grid = np.linspace(-300, 300, 120000) / r  # step ~5e-3 / r, avoids 0
     if kind == "discrete":
         log_z = logsumexp(grid[:, None] * omega[None, :], axis=1)
@@ -146,17 +148,17 @@ def test_lambda_solves_constraint_and_minimises_dual(kind):
         c = sup.lo + q * r
         lam, status = solve_lambda(c, sup)
         assert status == "ok"
-        assert abs(sup.mean(lam) - c) < 1e-9 * r
+        assert abs(support_mean(sup, lam) - c) < 1e-9 * r
         F = log_z - grid * c
         lam_grid = grid[np.argmin(F)]
         assert abs(lam - lam_grid) <= 5e-3 / r
-        assert sup.log_z(lam) - lam * c <= F.min() + 1e-12
+        assert support_log_z(sup, lam) - lam * c <= F.min() + 1e-12
 
 
 def test_lambda_near_boundary_dense_support_and_degenerate_statuses():
     sup = _discrete(np.linspace(0.0, 1.0, 1000))  # the Voting-size grid
     lam, status = solve_lambda(0.995, sup)
-    assert status == "ok" and lam > 100 and abs(sup.mean(lam) - 0.995) < 1e-9
+    assert status == "ok" and lam > 100 and abs(support_mean(sup, lam) - 0.995) < 1e-9
     assert solve_lambda(1.0 - 1e-7, sup) == (1e3, "cap")  # root beyond |lambda| <= 1e3 / r
     assert solve_lambda(1e-7, sup) == (-1e3, "cap")
     assert solve_lambda(1.0 - 1e-10, sup) == (np.inf, "boundary")
@@ -180,8 +182,8 @@ def test_support_from_fit_set():
 def test_continuous_mean_and_log_z_match_quadrature():
     lo, hi = -0.3, 1.2
     for lam in (-60.0, -3.0, -1e-5, 2e-4, 0.7, 25.0):
-        z = quad(lambda w: np.exp(lam * w), lo, hi, epsabs=0, epsrel=1e-13)[0]
-        m = quad(lambda w: w * np.exp(lam * w), lo, hi, epsabs=1e-14, epsrel=1e-13)[0] / z
+        z = quad(lambda w, lam=lam: np.exp(lam * w), lo, hi, epsabs=0, epsrel=1e-13)[0]
+        m = quad(lambda w, lam=lam: w * np.exp(lam * w), lo, hi, epsabs=1e-14, epsrel=1e-13)[0] / z
         assert continuous_mean(lam, lo, hi) == pytest.approx(m, abs=1e-11)
         assert continuous_log_z(lam, lo, hi) == pytest.approx(np.log(z), abs=1e-11)
 
@@ -320,7 +322,7 @@ def test_single_class_neighbourhood_shortcut(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("fit_row must not run when |G_x| = 1")
 
-    monkeypatch.setattr(lsda, "fit_row", boom)
+    monkeypatch.setattr(lsda_ref, "fit_row", boom)
     # neighbours 0, 1 (both a) although b's single object is the global minority
     assert m.predict(np.array([[0.9, 0.8, 0.1, 0.7]]))[0] == "a" and m.n_degenerate_ == 0
     assert _reference_predict(m, np.array([[0.9, 0.8, 0.1, 0.7]])) == (["a"], 0)
@@ -421,9 +423,9 @@ def _mean_noise(sup: Support, c: float = 0.0) -> float:
 def assert_solves_moment_constraint(lam: float, c: float, sup: Support):
     """lambda is a root of m(lambda) = c to Brent's tolerance: scipy's brentq guarantees the exact root
     within xtol + rtol |lambda|, so m - c changes sign (up to its rounding) across that interval."""
-    delta = 1.01 * (lsda.XTOL / sup.r + lsda._BRENT_RTOL * abs(lam))
+    delta = 1.01 * (lsda.XTOL / support_r(sup) + lsda._BRENT_RTOL * abs(lam))
     noise = _mean_noise(sup, c)
-    below, above = sup.mean(lam - delta) - c, sup.mean(lam + delta) - c
+    below, above = support_mean(sup, lam - delta) - c, support_mean(sup, lam + delta) - c
     assert below <= noise and above >= -noise, (lam, c, sup.lo, sup.hi, below, above)
 
 
@@ -433,13 +435,13 @@ def test_compiled_lambda_equals_scipy_brentq_to_its_tolerance(kind):
     ``solve_lambda`` (scipy.optimize.brentq), and both of its lambdas meet the moment constraint."""
     from scipy.optimize import brentq
 
-    assert lsda.brentq is brentq
+    assert lsda_ref.brentq is brentq
     rng = np.random.default_rng({"discrete": 1, "rounded": 2, "grid": 3, "continuous": 4}[kind])
     statuses = set()
     for _ in range(120):
         sup = _random_support(rng, kind)
         for q in (*rng.uniform(0, 1, 6), *_EDGE_Q):
-            c = sup.lo + q * sup.r
+            c = sup.lo + q * support_r(sup)
             ref = solve_lambda(c, sup)
             fast = _solve_lambda_fast(c, sup)
             assert fast[1] == ref[1], (c, sup.lo, sup.hi, ref, fast)  # the decision: ok, boundary or cap
@@ -563,7 +565,7 @@ def _assert_within(got, want, atol):
 def _score_tolerance(model: RowModel, sup: Support) -> np.ndarray:
     """Rounding bound of log P(g) + sum_h (lambda t_h - log Z): ULPS ulp of the sum of its terms' magnitudes."""
     lam = np.where(np.isfinite(model.lam), model.lam, 0.0)
-    log_z = np.array([[abs(sup.log_z(v)) for v in row] for row in lam])
+    log_z = np.array([[abs(support_log_z(sup, v)) for v in row] for row in lam])
     terms = np.abs(model.log_prior) + np.sum(np.abs(lam * model.t[None, :]) + log_z, axis=1)
     return ULPS * EPS * (terms + 1.0)
 

@@ -77,7 +77,8 @@ class ReferenceKNN(KNNClassifier):
     """k-NN by its definition (the code before the compiled kernels): a full stable argsort of each
     row, the vote, ``break_vote_ties``; the CV refits per grid point and fold."""
 
-    predict_folds = None
+    def predict_folds(self, D, y, folds, grid):
+        return None  # declined: the per-fold path
 
     def predict_grid(self, D_fit, y, D_val, grid):
         return predict_each(self, D_fit, y, D_val, grid)
@@ -94,7 +95,8 @@ class ReferenceKNN(KNNClassifier):
 class PerFoldKNN(KNNClassifier):
     """The compiled per-fold path only (``predict_grid`` on sliced fold matrices)."""
 
-    predict_folds = None
+    def predict_folds(self, D, y, folds, grid):
+        return None  # declined: the per-fold path
 
 
 def _tied_problem(rng, n, n_values, singleton=False):
@@ -179,9 +181,9 @@ def test_knn_evaluation_on_voting_equals_the_reference(monkeypatch):
     the compiled k-NN equal those of the stable-argsort definition."""
     import pandas as pd
 
+    import hlm.models.knn as knn_module
     from hlm.data.artifacts import read_distances
     from hlm.evaluation.evaluate import evaluate_method
-    import hlm.models.knn as knn_module
 
     root = Path(__file__).resolve().parents[1] / "results"
     if not (root / "distances" / "voting.parquet").exists():
@@ -327,9 +329,8 @@ def test_compiled_kernels_warm_up_leaves_estimator_unfitted():
     estimator itself stays unfitted, and the distance wrapper forwards it."""
     from hlm.models.from_distances import SimilarityFromDistances
     from hlm.models.local_sda import LocalSDA
-    from hlm.models.weighted_knn import KRIKNN
-
     from hlm.models.psvm import PSVM
+    from hlm.models.weighted_knn import KRIKNN
 
     for est in (KRIKNN(n_neighbors=4), LocalSDA(n_neighbors=4), PSVM(), SimilarityFromDistances(KRIKNN())):
         est._warm_up()

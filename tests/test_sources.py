@@ -33,6 +33,18 @@ def test_static_sources_cover_what_an_evaluation_job_imports(estimator_module):
         module_sources(*STAGE_MODULES, estimator_module))
 
 
+def test_incremental_sources_cover_what_an_incremental_job_imports():
+    """An incremental job loads its protocol and the learners; every file it loads is a declared input,
+    except the clusterings it imports but never runs, which are left out on purpose."""
+    from hlm.methods import INCREMENTAL_MODULES, INCREMENTAL_NOT_RUN, incremental_sources
+
+    loaded = _runtime_modules(*INCREMENTAL_MODULES, "hlm.stages.incremental")
+    declared = set(incremental_sources())
+    assert loaded - declared <= set(INCREMENTAL_NOT_RUN), loaded - declared
+    assert {"incremental/scheme_ii.py", "clustering/vsh.py", "gamma.py"} <= declared
+    assert not {"clustering/ward.py", "models/kernel_hlm.py", "reporting/figures.py"} & declared
+
+
 def test_imports_inside_functions_and_packages_count():
     found = module_sources("hlm.models.mixture_hlm")
     assert "models/kernel_hlm.py" in found  # imported inside a method (the "kernel" candidate)
@@ -49,13 +61,14 @@ def test_method_sources_leave_out_only_what_the_method_never_runs():
     assert "models/from_distances.py" not in method_sources("knn")
     assert "models/from_distances.py" in method_sources("kri_knn")
     assert "models/kri.py" not in method_sources("affinity_knn") and "models/kri.py" in method_sources("kri_knn")
-    assert "models/knn.py" in method_sources("local_sda")  # its vote-tie rule
+    # its kernel has its own copy of the tie rule (tested equal)
+    assert "models/knn.py" not in method_sources("local_sda")
     assert "tracking.py" not in method_sources("knn")  # logged by the track rule, not by method jobs
 
 
 def test_stale_not_run_entry_is_an_error(monkeypatch):
-    monkeypatch.setitem(METHODS, "knn", dataclasses.replace(METHODS["knn"], not_run=("models/psvm.py",)))
-    with pytest.raises(ValueError, match="models/psvm.py"):
+    monkeypatch.setitem(METHODS, "knn", dataclasses.replace(METHODS["knn"], not_run=("models/psvm/solver.py",)))
+    with pytest.raises(ValueError, match="models/psvm/solver.py"):
         method_sources("knn")
 
 

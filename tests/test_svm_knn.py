@@ -1,4 +1,4 @@
-"""SVM-KNN (clip) on similarities (spec compared-methods.md 6.8): known answers (spec 9)."""
+"""SVM-KNN (clip) on similarities (spec docs/compared-methods-spec.md 6.8): known answers (spec 9)."""
 
 import warnings
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Global SVMs on similarities (spec compared-methods.md 6.6, 6.7) and on vectors: known answers (spec 9)."""
+"""Global SVMs on similarities (spec docs/compared-methods-spec.md 6.6, 6.7) and on vectors: known answers (spec 9)."""
 
 import warnings
 from pathlib import Path
@@ -285,17 +285,22 @@ def test_fit_spectra_equals_fit_spectrum_bit_for_bit(method, n):
         fit_spectra(S, "square")
 
 
-def test_clip_products_by_gemm():
+@pytest.mark.parametrize("n, psd", [(57, False), (100, False), (100, True)])
+def test_clip_products_by_gemm(n, psd):
     """P = U+ U+^T is a product of two distinct arrays (BLAS gemm): numpy computes ``X @ X.T`` of
-    one array by syrk, whose rounding differs, and the recorded results come from gemm."""
+    one array by syrk, whose rounding differs, and the recorded results come from gemm. The
+    operands are laid out as ``U[:, keep]`` (column-major), as ``clip_eigenpairs`` keeps them:
+    BLAS may round products of other layouts differently (OpenBLAS did at n = 100, every
+    eigenvalue kept)."""
     rng = np.random.default_rng(3)
-    S = rng.normal(size=(57, 57))
+    S = rng.normal(size=(n, n))
+    S = S @ S.T if psd else S
     A = (S + S.T) / 2.0
     mu, U = np.linalg.eigh(A)
     keep = mu > 1e-12 * np.abs(mu).max()
-    U_keep = U[:, keep]
-    P = U_keep @ U_keep.copy().T
-    K = (U_keep * mu[keep]) @ U_keep.T
+    assert keep.all() == psd
+    P = U[:, keep] @ U[:, keep].T  # two copies: gemm
+    K = (U[:, keep] * mu[keep]) @ U[:, keep].T
     t = fit_spectrum(S, "clip")
     assert np.array_equal(t.projector, (P + P.T) / 2.0)
     assert np.array_equal(t.kernel, (K + K.T) / 2.0)

@@ -6,17 +6,17 @@ import warnings
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
-from sklearn.kernel_ridge import KernelRidge
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from hlm.errors import DataError
-from hlm.models.knn import KNNClassifier
 from hlm.models import kri
-from hlm.models.kri import simplex_qp
+from hlm.models.knn import KNNClassifier
 from hlm.models.weighted_knn import KRIKNN, KRRKNN, AffinityKNN
+from oracles.kri_reference import simplex_qp
 
 ALL = (AffinityKNN, KRIKNN, KRRKNN)
 
@@ -452,7 +452,7 @@ def test_krr_equals_kernel_ridge_when_well_conditioned():
     k, lam = 6, 0.5
     model = KRRKNN(n_neighbors=k, ridge=lam).fit(S, y)
     nb, W = model.neighbour_weights(S_te)
-    scores = model.class_scores(S_te)
+    scores = model._scores(nb, W)  # class scores sum_i w_i 1[y_i = g]; -inf for absent classes
     for r in range(len(S_te)):
         S_N, s_N, y_N = S[np.ix_(nb[r], nb[r])], S_te[r, nb[r]][None, :], y[nb[r]]
         kr = KernelRidge(alpha=lam, kernel="precomputed")
@@ -499,7 +499,8 @@ def test_knn_on_one_minus_s_equals_sklearn_and_shares_the_ranking():
     S, y, S_te = _rbf_data(rng)
     for k in (1, 3, 5):
         ref = KNeighborsClassifier(n_neighbors=k, metric="precomputed").fit(1 - S, y)
-        np.testing.assert_array_equal(KNNClassifier(n_neighbors=k).fit(1 - S, y).predict(1 - S_te), ref.predict(1 - S_te))
+        pred = KNNClassifier(n_neighbors=k).fit(1 - S, y).predict(1 - S_te)
+        np.testing.assert_array_equal(pred, ref.predict(1 - S_te))
         nb, _ = AffinityKNN(n_neighbors=k).fit(S, y).neighbour_weights(S_te)
         np.testing.assert_array_equal(nb, ref.kneighbors(1 - S_te, return_distance=False))
 
@@ -622,3 +623,35 @@ def test_k_is_capped_at_fit_set_size():
     nb, W = model.neighbour_weights(np.array([[0.9, 0.0, 0.0]]))
     assert nb.shape == (1, 3)
     assert model.predict(np.array([[0.9, 0.0, 0.0]]))[0] == "a"
+
+
+def test_local_clip_is_the_clip_of_fit_spectrum(monkeypatch):
+    """One clip (``spectrum.clip_eigenpairs``) serves KRI k-NN's batched local clips and
+    ``fit_spectrum``: per block the same kept eigenvalues, and K and P to rounding; for one
+    matrix it returns exactly the kept eigenpairs."""
+    from hlm.models import weighted_knn
+    from hlm.models.spectrum import clip_eigenpairs, fit_spectrum
+
+    rng = np.random.default_rng(21)
+    k = 12
+    blocks = []
+    for rank in (1, 3, 7, k):  # PSD blocks of several ranks, and indefinite ones
+        X = rng.normal(size=(k, rank))
+        blocks.append(X @ X.T)
+        B = rng.normal(size=(k, k))
+        blocks.append((B + B.T) / 2.0)
+    blocks = np.stack(blocks)
+    monkeypatch.setattr(weighted_knn, "_clip_memo", None)
+    mu_clip, U_keep, K = weighted_knn._local_clip(blocks)
+    for r, block in enumerate(blocks):
+        t = fit_spectrum(block, "clip")
+        scale = np.abs(t.eigenvalues).max()
+        tau = 1e-12 * scale
+        assert (mu_clip[r] != 0).sum() == (t.eigenvalues > tau).sum()
+        np.testing.assert_allclose(K[r], t.kernel, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(U_keep[r] @ U_keep[r].T, t.projector, rtol=0, atol=1e-12)
+        mu, U = np.linalg.eigh(block)
+        one_mu, one_U, one_K = clip_eigenpairs(mu, U)
+        keep = mu > tau
+        assert np.array_equal(one_mu, mu[keep]) and np.array_equal(one_U, U[:, keep])
+        assert np.array_equal(one_K, t.kernel)

@@ -3,10 +3,12 @@
 Works on precomputed matrices: a fold fits on D[fit][:, fit] and predicts
 D[val][:, fit]. Folds are stratified and shuffled with a seed derived from
 (seed, dataset, split); a class with fewer than K members gets fewer folds
-(``fold_count``), which the evaluation records. Each fold predicts every grid
-point through the estimator's ``predict_grid`` (shared work across the grid,
-tested equal to one refit per point), or all folds at once through its
-``predict_folds`` if it has one (k-NN: no fit matrix sliced per fold).
+(``fold_count``), which the evaluation records. The estimator's fast-path
+protocol (``hlm.models._base.FastPathMixin``) runs the grid: all folds at once
+through its ``predict_folds`` where it supports that (k-NN: no fit matrix
+sliced per fold), else each fold through its ``predict_grid`` (shared work
+across the grid, tested equal to one refit per point; the default is one
+refit per point, as for any scikit-learn classifier without the protocol).
 The chosen grid point has the lowest mean CV error; ties go to the earlier
 grid point (grids are listed simplest first).
 
@@ -23,11 +25,11 @@ import threading
 import warnings
 
 import numpy as np
-from sklearn.utils import get_tags
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import get_tags
 
 from hlm.errors import HLMError
-from hlm.models._grid import predict_each
+from hlm.models._base import FastPathMixin, grid_predictions
 
 
 def make_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -113,20 +115,15 @@ def cv_errors(estimator, D: np.ndarray, y: np.ndarray, grid: list[dict], folds, 
 
 
 def _all_folds_errors(estimator, D, y, grid, folds) -> np.ndarray | None:
-    """The errors from the estimator's ``predict_folds`` (all folds in one call), or None without one.
-
-    ``predict_folds(D, y, folds, grid)`` gets the whole training matrix and returns, per fold,
-    the predictions ``predict_grid`` would return for that fold (a list, or a 2-D array with
-    one row per grid point), or None: use the per-fold path. It runs in this process for any
-    ``n_jobs``.
-    """
-    path = getattr(estimator, "predict_folds", None)
-    if path is None or not folds or not get_tags(estimator).input_tags.pairwise:
+    """The errors from the estimator's ``predict_folds`` (all folds in one call), or None where it
+    declines (returns None or raises ``HLMError``; see ``FastPathMixin``). Runs in this process
+    for any ``n_jobs``."""
+    if not folds or not isinstance(estimator, FastPathMixin):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # as in _fold_errors
         try:
-            per_fold = path(D, y, folds, grid)
+            per_fold = estimator.predict_folds(D, y, folds, grid)
         except HLMError:
             return None
     if per_fold is None:
@@ -142,22 +139,15 @@ def _errors(predictions, y_val: np.ndarray) -> np.ndarray:
 
 
 def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
-    """Validation error of every grid point on one fold (``predict_grid`` of the estimator if it has one)."""
+    """Validation error of every grid point on one fold (``grid_predictions``: the estimator's
+    ``predict_grid``, or one refit per point where it declines)."""
     if get_tags(estimator).input_tags.pairwise:
         D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
     else:  # feature vectors
         D_fit, D_val = D[fit], D[val]
-    path = getattr(estimator, "predict_grid", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
-        predictions = None
-        if path is not None:
-            try:
-                predictions = path(D_fit, y[fit], D_val, grid)
-            except HLMError:  # e.g. a one-class fold: score per point, None where a fit fails
-                predictions = None
-        if predictions is None:
-            predictions = predict_each(estimator, D_fit, y[fit], D_val, grid)
+        predictions = grid_predictions(estimator, D_fit, y[fit], D_val, grid)
     return _errors(predictions, y[val])
 
 

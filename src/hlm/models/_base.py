@@ -1,9 +1,39 @@
-"""Shared input checks and scikit-learn plumbing for estimators on precomputed matrices.
+"""Shared input checks, scikit-learn plumbing and the fast-path protocol of estimators on precomputed matrices.
 
 Every estimator here takes ``fit(D_train_train, y)`` and
 ``predict(D_test_train)``: rows are the objects to fit or classify, columns the
 fitted (training) objects. The ``pairwise`` input tag makes scikit-learn's CV
 tools slice square training matrices on both axes.
+
+The fast-path protocol (``FastPathMixin``)
+------------------------------------------
+The evaluation chooses hyper-parameters by K-fold CV over a grid
+(``hlm.evaluation.cv``): per fold, the predictions of the validation rows at
+every grid point. By definition that is one refit per grid point and fold
+(``hlm.models._grid.predict_each``), and that is what an estimator gets without
+doing anything: ``FastPathMixin`` (a base of ``PrecomputedClassifier``, and of
+``SVMVectors`` on feature vectors) supplies correct, slow defaults, and the CV
+calls its methods directly. To be fast, a method overrides some of them:
+
+``predict_grid(X_fit, y, X_val, grid)``
+    one fold, every grid point, sharing what the points share (a spectrum
+    that does not depend on C, a neighbour ranking that does not depend on k).
+    Must equal ``predict_each`` exactly; register it in tests/test_grid_paths.py.
+``predict_folds(X, y, folds, grid)``
+    every fold at once from the whole training matrix (k-NN: no fit matrix
+    sliced per fold); the default returns None (not supported). Must equal
+    the per-fold path; register it in tests/test_grid_paths.py too.
+``_warm_up()``
+    load compiled code before the first split is timed (``CompiledKernels``
+    for numba estimators); the default does nothing.
+``_path_params``
+    the grid parameters ``predict_grid`` varies on one shared fit
+    (``hlm.models._grid.group_grid``'s inner parameters).
+
+``FastPathMixin``'s docstring is the full contract: inputs, outputs, None and
+``HLMError`` semantics, and the process rules. ``grid_predictions`` is how the
+CV calls ``predict_grid`` (with the fall-back to refits); ``CompiledKernels``
+is the ``_warm_up`` of numba estimators.
 """
 
 from __future__ import annotations
@@ -17,7 +47,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from hlm.data.validation import nonfinite
-from hlm.errors import DataError
+from hlm.errors import DataError, HLMError
 from hlm.models._grid import predict_each
 
 
@@ -40,8 +70,95 @@ class CachedParamNames:
         return list(_init_parameter_names(cls))
 
 
-class PrecomputedClassifier(ClassifierMixin, CachedParamNames, BaseEstimator):
-    """Base class: pairwise tag, input checks, label encoding and ``predict`` from ``predict_log_scores``."""
+class FastPathMixin:
+    """The fast-path protocol: how cross-validation runs an estimator over a parameter grid.
+
+    ``hlm.evaluation.cv`` predicts each fold at every grid point through these
+    methods; the defaults refit a clone per grid point, so an estimator that
+    overrides nothing is correct. Override to share work across grid points
+    or folds; an override must give exactly what the defaults give.
+
+    ``predict_grid(X_fit, y, X_val, grid)`` -- one CV fold, every grid point
+        ``X_fit``: the fold's fit matrix (pairwise: n_fit x n_fit; feature
+        vectors: n_fit rows), ``y`` its labels, ``X_val`` the validation rows
+        (pairwise: n_val x n_fit), ``grid`` a list of ``set_params`` dicts (a
+        point may leave out a parameter: the estimator's own value holds).
+        Returns one entry per grid point: the labels predicted for ``X_val``
+        by ``clone(self).set_params(**point).fit(X_fit, y)``, or None where
+        that fit raises ``HLMError`` (the data cannot support the point); a
+        2-D array with one row per point also does. It must equal
+        ``hlm.models._grid.predict_each`` (the default) element for element,
+        invalid grid points raising the same errors (``group_grid`` validates
+        them); every override is registered in tests/test_grid_paths.py,
+        which checks that. Returning None, or raising ``HLMError`` (e.g. a
+        one-class fit set the shared part refuses), declines: the CV then
+        refits per grid point (``grid_predictions``). Any other exception
+        propagates.
+    ``predict_folds(X, y, folds, grid)`` -- every fold at once
+        ``X``: the whole training input as the CV got it, ``folds`` a list of
+        (fit indices, validation indices). Returns, per fold, what
+        ``predict_grid(X[fit][:, fit], y[fit], X[val][:, fit], grid)`` returns
+        (rows only for feature vectors), or None to decline (the default:
+        not supported); ``HLMError`` also declines. Every override is
+        registered in tests/test_grid_paths.py too, which checks it against
+        the per-fold path.
+    ``_warm_up()``
+        Loads compiled code (numba kernels) before the evaluation times the
+        first split, once per process (``CompiledKernels``). Must leave the
+        estimator unchanged (unfitted); any exception is ignored. Default: no-op.
+    ``_path_params``
+        Class attribute: the grid parameters ``predict_grid`` varies on one
+        shared fit (``group_grid``'s inner parameters, e.g. C of an SVM whose
+        kernel does not depend on C); grid points differing in other
+        parameters get a fit each. Read by the estimators' own ``predict_grid`` (not by the CV).
+
+    Process rules: with ``n_jobs > 1`` the CV runs ``predict_grid`` of
+    different folds in worker processes (joblib's loky backend, the estimator
+    pickled); ``predict_folds`` runs once, in the calling process, for any
+    ``n_jobs``. So a path must not modify ``self`` (one estimator serves every
+    fold: fit clones), must draw randomness only from the estimator's own
+    ``random_state``, and may keep module-level caches only to save time,
+    never to change a result: the CV errors are then the same for any
+    ``n_jobs``. Warnings raised during CV are not shown (the final fit's are).
+    """
+
+    #: the grid parameters ``predict_grid`` varies on one shared fit (see the class docstring)
+    _path_params: tuple[str, ...] = ()
+
+    def predict_grid(self, X_fit, y, X_val, grid: list[dict]) -> list | None:
+        """Predictions of ``X_val`` after a refit on ``(X_fit, y)`` at every grid point (one CV fold).
+
+        The definition: one refit of a clone per grid point (``predict_each``; None
+        where the data cannot support a point). Estimators whose grid points share
+        work override this with a faster path, tested equal (see ``FastPathMixin``).
+        """
+        return predict_each(self, X_fit, y, X_val, grid)
+
+    def predict_folds(self, X, y, folds, grid: list[dict]) -> list | None:
+        """Every fold's ``predict_grid`` from the whole training input at once; None: not supported."""
+        return None
+
+    def _warm_up(self) -> None:
+        """Load compiled code before the evaluation times the first split (nothing to load here)."""
+
+
+def grid_predictions(estimator, X_fit, y, X_val, grid: list[dict]) -> list:
+    """One CV fold at every grid point: ``estimator.predict_grid``, or one refit per point where
+    the path declines (returns None or raises ``HLMError``) or the estimator is not a
+    ``FastPathMixin`` (any scikit-learn classifier)."""
+    if isinstance(estimator, FastPathMixin):
+        try:
+            predictions = estimator.predict_grid(X_fit, y, X_val, grid)
+        except HLMError:  # e.g. a one-class fold: score per point, None where a fit fails
+            predictions = None
+        if predictions is not None:
+            return predictions
+    return predict_each(estimator, X_fit, y, X_val, grid)
+
+
+class PrecomputedClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
+    """Base class: pairwise tag, input checks, label encoding, and the fast-path protocol's defaults
+    (``FastPathMixin``: one refit per grid point)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -96,15 +213,6 @@ class PrecomputedClassifier(ClassifierMixin, CachedParamNames, BaseEstimator):
             )
         return D
 
-    def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
-        """Predictions of ``D_val`` after a refit on ``(D_fit, y)`` at every grid point (one CV fold).
-
-        Equal to refitting a clone per grid point (``hlm.models._grid.predict_each``;
-        None where the data cannot support a point). Estimators whose grid points
-        share work override this with a faster path, tested equal.
-        """
-        return predict_each(self, D_fit, y, D_val, grid)
-
 
 class PosteriorClassifier(PrecomputedClassifier):
     """A classifier with class scores log pi_k + log phi(z | M_k): posteriors by eq. 6, in the log domain.
@@ -125,14 +233,14 @@ class PosteriorClassifier(PrecomputedClassifier):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-class CompiledKernels:
-    """Mixin of estimators with numba kernels: ``_warm_up`` loads them before any timing.
+class CompiledKernels(FastPathMixin):
+    """Mixin (before the base class) of estimators with numba kernels: ``_warm_up`` loads them before any timing.
 
     ``hlm.evaluation.evaluate`` calls it before the first split's clock starts, so
     no split's fit or predict time carries the once-per-process load of the
     compiled code (like loading a library). It fits and predicts a clone on a
     6-object, 2-class toy problem, which loads the kernels that problem reaches
-    (most of them; e.g. P-SVM's Newton phase may still load during split 0).
+    (most of them; e.g. P-SVM's active-set phase may still load during split 0).
     """
 
     def _warm_up(self) -> None:

@@ -1,11 +1,13 @@
 """Predictions of one CV fold at every point of a parameter grid (paper section 5.1).
 
 ``predict_each`` is the definition: refit a clone of the estimator at each grid
-point and predict the validation rows. Estimators whose grid points share work
-(an eigendecomposition that does not depend on C, neighbour sets that do not
-depend on the ridge, ...) override ``predict_grid`` with a path that computes
-the shared part once per fold; each such path is tested against
-``predict_each``.
+point and predict the validation rows (the default ``predict_grid`` of the
+fast-path protocol, ``hlm.models._base.FastPathMixin``). Estimators whose grid
+points share work (an eigendecomposition that does not depend on C, neighbour
+sets that do not depend on the ridge, ...) override ``predict_grid`` with a path
+that computes the shared part once per fold, grouping the grid by
+``group_grid``; each such path is tested against ``predict_each``
+(tests/test_grid_paths.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Compiled kernels of local SDA (hlm.models.local_sda): every row of a prediction in one call.
 
-They repeat the reference functions' floating-point operations in their order
-(numpy's pairwise summation, the BLAS dot product, exp/log/expm1/pow, a port of
-scipy's ``brentq.c``), so they take the same decisions as the row-by-row
-reference and agree with its values to rounding (tests/test_local_sda.py).
+They repeat the floating-point operations of the row-by-row reference
+(tests/oracles/local_sda_reference.py) in their order (numpy's pairwise
+summation, the BLAS dot product, exp/log/expm1/pow, a port of scipy's
+``brentq.c``), so they take the same decisions as the reference and agree with
+its values to rounding (tests/test_local_sda.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ LAMBDA_CAP = 1e3
 XTOL = 1e-10
 #: below this |lambda r| the continuous mean uses its Taylor series (lambda -> 0 limit)
 _SERIES_T = 1e-2
-#: scipy.optimize.brentq's defaults, used by ``solve_lambda`` and repeated by the compiled port
+#: scipy.optimize.brentq's defaults, used by the reference's ``solve_lambda`` and repeated by the compiled port
 _BRENT_RTOL = 4 * np.finfo(float).eps
 _BRENT_MAXITER = 100
 
@@ -35,8 +36,7 @@ _BRENT_MAXITER = 100
 # support of more than 10,000 points lets OpenBLAS split the dot product over threads; there the
 # kernel differs from the reference in the last bits. The tests bound the difference by the
 # computation's rounding, and ``make test`` runs them on both numpy dispatches.
-_OK, _BOUNDARY, _CAP, _UNSOLVED = 0, 1, 2, 3
-_STATUS_NAMES = np.array(["ok", "boundary", "cap", "unsolved"], dtype=object)
+_OK, _BOUNDARY, _CAP, _UNSOLVED = 0, 1, 2, 3  # statuses by name: tests/oracles/local_sda_reference.py
 _DEGENERATE_CODE = {"centroid": 0, "knn": 1, "exact": 2}
 _BRENT_CONVERR, _BRENT_NAN, _BRENT_SIGNERR = 1, 2, 3
 

@@ -13,7 +13,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 
 from hlm.data.conversions import distance_to_similarity, reciprocal_similarity
-from hlm.models._base import PrecomputedClassifier
+from hlm.models._base import FastPathMixin, PrecomputedClassifier, grid_predictions
 from hlm.models._grid import predict_each
 
 
@@ -38,8 +38,8 @@ class SimilarityFromDistances(PrecomputedClassifier):
         return self
 
     def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
-        """The wrapped estimator's grid path on 1/d of this fold (U from ``D_fit``), when the
-        grid sets only ``estimator__*`` parameters (else one refit per grid point)."""
+        """The wrapped estimator's grid path (``grid_predictions``) on 1/d of this fold (U from
+        ``D_fit``), when the grid sets only ``estimator__*`` parameters (else one refit per grid point)."""
         prefix = "estimator__"
         if any(not name.startswith(prefix) for params in grid for name in params):
             return predict_each(self, D_fit, y, D_val, grid)
@@ -49,13 +49,11 @@ class SimilarityFromDistances(PrecomputedClassifier):
         S_fit, _, fold.upper_bound_ = distance_to_similarity(D_fit, where="fit")
         inner = clone(self.estimator)
         plain = [{name.removeprefix(prefix): v for name, v in params.items()} for params in grid]
-        if hasattr(inner, "predict_grid"):
-            return inner.predict_grid(S_fit, y, fold._similarities(D_val), plain)
-        return predict_each(inner, S_fit, y, fold._similarities(D_val), plain)
+        return grid_predictions(inner, S_fit, y, fold._similarities(D_val), plain)
 
     def _warm_up(self) -> None:
-        """The wrapped estimator's (``CompiledKernels``), if it has one."""
-        if hasattr(self.estimator, "_warm_up"):
+        """The wrapped estimator's (e.g. ``CompiledKernels``), if it follows the fast-path protocol."""
+        if isinstance(self.estimator, FastPathMixin):
             self.estimator._warm_up()
 
     def _similarities(self, D):

@@ -35,6 +35,8 @@ class KNNClassifier(PrecomputedClassifier):
 
     _parameter_constraints = {"n_neighbors": [Interval(Integral, 1, None, closed="left")]}
 
+    _path_params = ("n_neighbors",)  # one ranking serves every k (``predict_grid``, ``predict_folds``)
+
     def __init__(self, n_neighbors: int = 1):
         self.n_neighbors = n_neighbors
 
@@ -226,7 +228,7 @@ def _row_candidates(D, U, r, fitted, m, k, bd, bp, w1, w2, invalid):
     for j in range(n_cols):  # sign bit set, or exponent all ones (inf, NaN): vectorized
         bad += U[r, j] >= _INF_BITS
     invalid[0] += bad
-    for attempt in range(2):
+    for _ in range(2):
         cap = bd.shape[0]
         size = 0
         for j in range(n_cols):

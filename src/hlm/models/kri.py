@@ -36,41 +36,14 @@ def default_max_iter(k: int) -> int:
     return 10 * k + 50
 
 
-def simplex_qp(A: np.ndarray, b: np.ndarray, max_iter: int | None = None) -> np.ndarray:
-    """Exact minimiser of 1/2 w^T A w - b^T w over the probability simplex (spec 6.3 step 3).
-
-    ``A`` must be symmetric positive definite (k x k), ``b`` a k-vector.
-    Returns w (k,), w >= 0, sum(w) = 1.
-
-    Implementation (``_active_set``): B holds A_FF^{-1} on the free rows/columns
-    and zeros elsewhere. It is updated in O(|F|^2) when an index enters or leaves
-    F (rank-one Schur-complement updates), recomputed from A_FF every
-    ``REFRESH_EVERY`` updates, and always recomputed before the stopping test is
-    accepted, so the returned w is the direct solution on its final support.
-    """
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    k = b.shape[0]
-    if A.shape != (k, k):
-        raise ValueError(f"simplex_qp: A must be {k} x {k}, got {A.shape}")
-    if k == 1:
-        return np.ones(1)
-    tol = KKT_RTOL * max(1.0, np.abs(A).max(), np.abs(b).max())
-    max_iter = default_max_iter(k) if max_iter is None else int(max_iter)
-    w, converged, _ = _active_set(A, b, np.linalg.inv(A), tol, max_iter, REFRESH_EVERY)
-    if not converged:
-        _warn_not_converged(max_iter, 1, stacklevel=3)
-    return w
-
-
 def simplex_qp_rows(
     A: np.ndarray, b: np.ndarray, A_inv: np.ndarray | None = None, max_iter: int | None = None,
     w0: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``simplex_qp`` of every row: A is m x k x k, b is m x k; returns W (m x k).
+    """Exact minimiser of 1/2 w^T A w - b^T w over the probability simplex (spec 6.3 step 3), per row.
 
-    Same method and results (up to rounding) as ``simplex_qp(A[r], b[r], max_iter)``
-    per row, without the per-row Python overhead. ``A_inv`` (m x k x k), if given,
+    A is m x k x k (each A[r] symmetric positive definite), b is m x k; returns W
+    (m x k), each row >= 0 with sum 1. ``A_inv`` (m x k x k), if given,
     is the inverse of every A[r], the B of the starting free set F = all indices
     (e.g. from an eigendecomposition the caller already has); by default it is
     ``np.linalg.inv(A)``. One ConvergenceWarning covers all rows that hit the cap.
@@ -81,6 +54,13 @@ def simplex_qp_rows(
     same ridge at the previous k padded with zeros (``KRIKNN._weights_path``). The
     minimiser is unique (A positive definite), so the result is the same up to
     rounding; only the path is shorter.
+
+    Implementation (``_active_set`` per row): B holds A_FF^{-1} on the free rows/columns
+    and zeros elsewhere. It is updated in O(|F|^2) when an index enters or leaves
+    F (rank-one Schur-complement updates), recomputed from A_FF every
+    ``REFRESH_EVERY`` updates, and always recomputed before the stopping test is
+    accepted, so the returned w is the direct solution on its final support.
+    The one-problem form (``simplex_qp``) is in tests/oracles/kri_reference.py.
     """
     A = np.ascontiguousarray(A, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)

@@ -1,6 +1,6 @@
 """Making an indefinite similarity matrix a kernel, with the consistent test treatment.
 
-Spec ``compared-methods.md`` section 6.6 (Chen et al. 2009; Sadowski et al. section I):
+Spec ``docs/compared-methods-spec.md`` section 6.6 (Chen et al. 2009; Sadowski et al. section I):
 
 * clip:  K = U max(Lambda, 0) U^T, the nearest PSD matrix in Frobenius norm;
 * flip:  K = U |Lambda| U^T;
@@ -10,7 +10,8 @@ Spec ``compared-methods.md`` section 6.6 (Chen et al. 2009; Sadowski et al. sect
 clip and flip are linear maps of the similarity vectors, K = P Sym(S), and a
 test vector s is mapped the same way, K_te = S_te P (spec 6.6 "consistent
 test treatment"). shift leaves test rows unchanged; square maps s to S s.
-Everything is estimated from the fit set only.
+Everything is estimated from the fit set only. The clip is written once,
+``clip_eigenpairs``, for one matrix or a stack (KRI k-NN's local clips).
 """
 
 from __future__ import annotations
@@ -83,19 +84,45 @@ def fit_spectra(S: np.ndarray, method: str = "clip") -> list[SpectrumTransform]:
     return [_from_eigh(method, A[i], mu[i], U[i]) for i in range(len(A))]
 
 
+def eig_tolerance(mu: np.ndarray) -> np.ndarray:
+    """tau = EIG_RTOL * max|mu| of a spectrum (the last axis; per matrix of a stack): eigenvalues in
+    [-tau, tau] count as zero."""
+    return EIG_RTOL * np.maximum(np.abs(mu).max(axis=-1, initial=0.0), np.finfo(float).tiny)
+
+
+def clip_eigenpairs(mu: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The clip of A = U diag(mu) U^T (``eigh``'s output): the one implementation of spec 6.6's clip.
+
+    For one matrix (mu: n, U: n x n) or a stack (mu: m x n, U: m x n x n). Eigenvalues at or
+    below tau (``eig_tolerance``) are dropped. Returns (mu_clip, U_keep, K): the kept
+    eigenvalues, their eigenvectors, and K = Sym(U_keep diag(mu_clip) U_keep^T); the projector
+    is P = U_keep U_keep^T. ``eigh`` sorts the eigenvalues in ascending order, so the kept ones
+    are the last of each matrix: only the last R columns are returned, R = the most kept in
+    any matrix of a stack; in a matrix that keeps fewer, the others are zeroed (eigenvalue and
+    eigenvector), which adds nothing to K or P. One matrix: exactly its kept eigenpairs.
+    """
+    keep = mu > eig_tolerance(mu)[..., None]
+    first = mu.shape[-1] - int(keep.sum(axis=-1).max(initial=0))  # columns before it are dropped everywhere
+    keep = keep[..., first:]
+    mu_clip = np.where(keep, mu[..., first:], 0.0)
+    U_keep = U[..., first:] * keep[..., None, :]
+    if U_keep.ndim == 2:  # column-major, as ``U[:, keep]``: BLAS may round products of other layouts differently
+        U_keep = np.asfortranarray(U_keep)
+    K = (U_keep * mu_clip[..., None, :]) @ np.swapaxes(U_keep, -1, -2)
+    return mu_clip, U_keep, (K + np.swapaxes(K, -1, -2)) / 2.0
+
+
 def _from_eigh(method: str, A: np.ndarray, mu: np.ndarray, U: np.ndarray) -> SpectrumTransform:
     """The clip, flip or shift transform of Sym(S) = A = U diag(mu) U^T."""
-    tau = EIG_RTOL * max(np.abs(mu).max(initial=0.0), np.finfo(float).tiny)
     if method == "shift":
         K = A + max(0.0, -mu.min(initial=0.0)) * np.eye(len(A))
         return SpectrumTransform(method, K, None, None, mu)
     if method == "clip":
-        keep = mu > tau
-        P = (U[:, keep]) @ U[:, keep].T  # two copies: gemm (one array and its transpose would be syrk)
-        K = (U[:, keep] * mu[keep]) @ U[:, keep].T
-    else:  # flip
-        sign = np.where(mu > tau, 1.0, np.where(mu < -tau, -1.0, 0.0))
-        P = (U * sign) @ U.T
-        K = (U * np.abs(mu)) @ U.T
-    K = symmetrize(K)
-    return SpectrumTransform(method, K, symmetrize(P), None, mu)
+        _, U_keep, K = clip_eigenpairs(mu, U)
+        P = U_keep @ U_keep.copy(order="F").T  # two arrays: gemm (one array and its transpose would be syrk)
+        return SpectrumTransform(method, K, symmetrize(P), None, mu)
+    tau = eig_tolerance(mu)  # flip
+    sign = np.where(mu > tau, 1.0, np.where(mu < -tau, -1.0, 0.0))
+    P = (U * sign) @ U.T
+    K = (U * np.abs(mu)) @ U.T
+    return SpectrumTransform(method, symmetrize(K), symmetrize(P), None, mu)

@@ -1,4 +1,4 @@
-"""SVM-KNN (clip): a small SVM on each test object's neighbourhood (spec ``compared-methods.md`` 6.8).
+"""SVM-KNN (clip): a small SVM on each test object's neighbourhood (spec ``docs/compared-methods-spec.md`` 6.8).
 
 Zhang et al.'s naive algorithm [V: Zhang et al. section 2] on a similarity
 matrix, with the "(clip)" kernel of HLM/[Chen09] [R/P]:
@@ -58,6 +58,8 @@ class SVMKNN(SimilarityClassifier):
 
     _parameter_constraints = {**_SVC_CONSTRAINTS, "n_neighbors": [Interval(Integral, 1, None, closed="left")]}
 
+    _path_params = ("C",)  # per k: the neighbour sets and their clips do not depend on C
+
     def __init__(self, n_neighbors: int = 8, C: float = 1.0, max_iter: int = 100_000, cache_size: float = 200):
         self.n_neighbors = n_neighbors
         self.C = C
@@ -87,7 +89,7 @@ class SVMKNN(SimilarityClassifier):
         its local SVM fitted for every C (equal to refitting per grid point, tested). The fit
         (input checks) and the similarity ranking of the rows of S_val are shared by every k."""
         out: list = [None] * len(grid)
-        groups = group_grid(self, grid, ("C",))  # validates every grid point
+        groups = group_grid(self, grid, self._path_params)  # validates every grid point
         model = clone(self).fit(S_fit, y)  # fit stores the data only: the same for every k
         S_val = model._check_predict_input(S_val)
         order = np.argsort(-S_val, axis=1, kind="stable")

@@ -1,4 +1,4 @@
-"""Global SVMs of the comparison (spec ``compared-methods.md`` sections 6.6, 6.7; HLM paper 5.1, 5.3).
+"""Global SVMs of the comparison (spec ``docs/compared-methods-spec.md`` sections 6.6, 6.7; HLM paper 5.1, 5.3).
 
 * ``SVMSimilarityKernel``: the fit-set similarity matrix made PSD by clip, flip
   or shift (spec 6.6), with the consistent test treatment, as a precomputed
@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from hlm.data.validation import nonfinite
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, SimilarityClassifier, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, SimilarityClassifier, fit_classes
 from hlm.models._grid import group_grid
 from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
@@ -120,6 +120,8 @@ class SVMSimilarityKernel(SimilarityClassifier):
 
     _parameter_constraints = {**_SVC_CONSTRAINTS, "spectrum": [StrOptions({"clip", "flip", "shift"})]}
 
+    _path_params = ("C",)  # the spectrum transform does not depend on C
+
     def __init__(self, C: float = 1.0, spectrum: str = "clip", max_iter: int = 100_000, cache_size: float = 200):
         self.C = C
         self.spectrum = spectrum
@@ -152,7 +154,7 @@ class SVMSimilarityKernel(SimilarityClassifier):
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: the spectrum transform once, an SVM per C (equal to refits, tested)."""
-        return _svm_grid_path(self, S_fit, y, S_val, grid, ("C",))
+        return _svm_grid_path(self, S_fit, y, S_val, grid)
 
 
 # ---------------------------------------------------------------- spec 6.7
@@ -193,6 +195,8 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "gamma_scale": [StrOptions({"absolute", "median"})],
     }
+
+    _path_params = ("C", "gamma")  # the features and their squared distances depend on neither
 
     def __init__(
         self,
@@ -246,7 +250,7 @@ class SVMSimilarityFeatures(SimilarityClassifier):
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: features and squared distances once, the kernel per gamma,
         an SVM per (gamma, C) (equal to refits, tested)."""
-        return _svm_grid_path(self, S_fit, y, S_val, grid, ("C", "gamma"))
+        return _svm_grid_path(self, S_fit, y, S_val, grid)
 
     def _effective_gamma(self, d2: np.ndarray) -> float:
         if self.gamma_scale == "absolute":
@@ -275,11 +279,12 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         return self.classes_[self.svc_.predict(self._test_kernel(S))]
 
 
-def _svm_grid_path(estimator, S_fit, y, S_val, grid: list[dict], inner: tuple[str, ...]) -> list:
-    """Shared grid path of the global similarity SVMs: per outer setting the fit-set kernel
-    once (``_fit_kernel``), per gamma (features, rbf) the kernels, per C an SVM."""
+def _svm_grid_path(estimator, S_fit, y, S_val, grid: list[dict]) -> list:
+    """Shared grid path of the global similarity SVMs: per setting of the parameters other than
+    ``_path_params`` the fit-set kernel once (``_fit_kernel``), per gamma (features, rbf) the
+    kernels, per C an SVM."""
     out: list = [None] * len(grid)
-    for outer, points in group_grid(estimator, grid, inner).items():
+    for outer, points in group_grid(estimator, grid, estimator._path_params).items():
         model = clone(estimator).set_params(**dict(outer))
         y_idx = model._fit_kernel(S_fit, y)
         S_te = model._check_predict_input(S_val)
@@ -299,11 +304,13 @@ def _svm_grid_path(estimator, S_fit, y, S_val, grid: list[dict], inner: tuple[st
 
 
 # ---------------------------------------------------------------- HLM end of 5.3
-class SVMVectors(ClassifierMixin, CachedParamNames, BaseEstimator):
+class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
     """Standard SVM on raw feature vectors (HLM paper, end of 5.3); ``fit(X, y)``, ``predict(X_te)``.
 
     Features are standardised with the fit-set mean and sd (a constant feature
-    keeps sd 1) [P: the paper does not say]. One-vs-one ``SVC``.
+    keeps sd 1) [P: the paper does not say]. One-vs-one ``SVC``. Not pairwise:
+    the CV slices rows only; the fast-path protocol's defaults (one refit per
+    grid point) run its grid.
 
     Parameters
     ----------

@@ -25,7 +25,7 @@ from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
 from hlm.models.knn import break_vote_ties
 from hlm.models.kri import simplex_qp_rows
-from hlm.models.spectrum import EIG_RTOL, symmetrize
+from hlm.models.spectrum import clip_eigenpairs, symmetrize
 
 #: Relative eigenvalue cutoff of the KRR pseudo-inverse (spec 6.4): numpy.linalg.pinv's default,
 #: i.e. ``pinv(a, hermitian=True)`` with rcond and rtol unset uses rcond = 1e-15 (numpy 2.x source).
@@ -56,12 +56,8 @@ class _LocalWeightedVote(SimilarityClassifier):
         nb = self._neighbours(S_te)
         return nb, self._weights(S_te, nb)
 
-    def class_scores(self, S_te) -> np.ndarray:
-        """Class scores sum_i w_i 1[y_i = g] (m x G); -inf for classes absent from N."""
-        nb, w = self.neighbour_weights(S_te)
-        return self._scores(nb, w)
-
     def _scores(self, nb: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Class scores sum_i w_i 1[y_i = g] (m x G); -inf for classes absent from N."""
         m, G = nb.shape[0], len(self.classes_)
         labels = self._y_idx[nb]
         rows = np.broadcast_to(np.arange(m)[:, None], labels.shape)
@@ -77,12 +73,9 @@ class _LocalWeightedVote(SimilarityClassifier):
         winner = break_vote_ties(self._scores(nb, w), self.class_prior_, self._y_idx[nb])
         return self.classes_[winner]
 
-    #: parameters a CV grid path varies with the neighbourhoods fixed (see ``predict_grid``)
-    _path_params: tuple[str, ...] = ()
-
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: one ranking of the fit set per fold, neighbourhoods
-        per k (in increasing k), and the ``_path_params`` (the ridge) varied on fixed
+        per k (in increasing k), and the ``_path_params`` (FastPathMixin; the ridge) varied on fixed
         neighbourhoods (``_weights_path``, which may carry state from one k to the next);
         equal to refitting per grid point (tested)."""
         out: list = [None] * len(grid)
@@ -164,10 +157,10 @@ class AffinityKNN(_LocalWeightedVote):
 class KRIKNN(CompiledKernels, _LocalWeightedVote):
     """KRI k-NN (clip): kernel ridge interpolation weights on the simplex (spec 6.3).
 
-    Per test row: A0 = Sym(S_N) is clipped locally (the formulas of
+    Per test row: A0 = Sym(S_N) is clipped locally (``clip_eigenpairs``, the clip of
     ``fit_spectrum(S_N, "clip")``, tau = 1e-12 max|mu|), s~ = P s_N ("consistent" [P])
     or s_N ("raw"), and w = argmin_{w in simplex} 1/2 w^T (S~ + lambda I) w - s~^T w,
-    solved exactly by the primal active set of ``simplex_qp`` [P].
+    solved exactly by the primal active set of ``simplex_qp_rows`` [P].
 
     All rows are done at once: one batched ``eigh`` (its clip is reused by the next
     ``predict`` on the same neighbourhood blocks, see ``_local_clip``) and one compiled
@@ -291,15 +284,13 @@ _clip_memo: tuple | None = None  # (S_N, result) of the last call
 
 
 def _local_clip(S_N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The local clip of every row of S_N (m x k x k, blocks of Sym(S)), with one batched ``eigh``.
+    """The local clip of every row of S_N (m x k x k, blocks of Sym(S)): ``clip_eigenpairs`` of
+    one batched ``eigh``.
 
-    Returns (mu_clip, U_keep, K): the eigenvalues with those <= tau = EIG_RTOL max|mu| set to 0,
-    the eigenvectors with the dropped ones zeroed (P = U_keep U_keep^T), and the symmetrised
-    K = U_keep diag(mu_clip) U_keep^T. These are the formulas of ``fit_spectrum(S_N[r], "clip")``
-    (eigenvectors zeroed instead of sliced out). ``eigh`` sorts the eigenvalues in ascending
-    order, so the kept ones are the last of each row: only the last R columns are returned,
-    R = the largest number kept in any row (the dropped eigenpairs contribute nothing to K or P,
-    and 1 / lambda to (K + lambda I)^{-1}, see ``KRIKNN._weights_path``).
+    Returns (mu_clip, U_keep, K) as ``clip_eigenpairs`` does for a stack: the kept eigenvalues
+    and eigenvectors (zeroed where a row keeps fewer than the most-keeping row; P = U_keep
+    U_keep^T) and K. A dropped eigenpair contributes nothing to K or P, and 1 / lambda to
+    (K + lambda I)^{-1}, see ``KRIKNN._weights_path``.
 
     The last input and result are remembered (one slot): cross-validation predicts the
     same fold with every ridge value in turn (ParameterGrid varies ``ridge`` fastest), and
@@ -311,15 +302,7 @@ def _local_clip(S_N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     memo = _clip_memo
     if memo is not None and memo[0].shape == S_N.shape and np.array_equal(memo[0], S_N):
         return memo[1]
-    mu, U = np.linalg.eigh(S_N)
-    tau = EIG_RTOL * np.maximum(np.abs(mu).max(axis=1, initial=0.0), np.finfo(float).tiny)
-    keep = mu > tau[:, None]
-    first = mu.shape[1] - int(keep.sum(axis=1).max(initial=0))  # columns before it are dropped in every row
-    keep = keep[:, first:]
-    mu_clip = np.where(keep, mu[:, first:], 0.0)
-    U_keep = U[:, :, first:] * keep[:, None, :]
-    K = (U_keep * mu_clip[:, None, :]) @ U_keep.transpose(0, 2, 1)
-    result = (mu_clip, U_keep, (K + K.transpose(0, 2, 1)) / 2.0)
+    result = clip_eigenpairs(*np.linalg.eigh(S_N))
     _clip_memo = (S_N.copy(), result) if S_N.size <= _CLIP_MEMO_MAX_SIZE else None
     return result
 
