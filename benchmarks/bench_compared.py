@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from threadpoolctl import threadpool_limits
 
+from hlm.config import load_config
 from hlm.data.artifacts import read_distances
 from hlm.evaluation.evaluate import evaluate_method
 from hlm.methods import METHODS, method_applies
@@ -65,13 +65,13 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=None, help="default: the config's methods")
     args = ap.parse_args()
 
-    config = yaml.safe_load(Path(args.config).read_text())
+    config = load_config(args.config)  # defaults filled in (hlm.config)
     methods = args.methods or list(config["methods"])
     datasets = args.datasets or ["voting", largest_dataset(Path(args.results) / "distances")]
     if "knn" not in methods:
         methods = ["knn", *methods]
-    print(f"# bench_compared: one split (split 0) per method, serial, BLAS 1 thread; {platform.processor() or platform.machine()}, "
-          f"Python {platform.python_version()}")
+    print(f"# bench_compared: one split (split 0) per method, serial, BLAS 1 thread; "
+          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
     rows = []
     for dataset in dict.fromkeys(datasets):
         artifact = read_distances(Path(args.results) / "distances" / f"{dataset}.parquet")

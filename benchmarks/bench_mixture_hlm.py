@@ -44,9 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
+from hlm.config import config_defaults
 from hlm.data.artifacts import DistanceArtifact, read_distances
 from hlm.evaluation.evaluate import evaluate_method
 from hlm.evaluation.splits import make_splits
+
+#: the pipeline's CV folds (the config schema's default)
+CV_FOLDS = config_defaults()["cv_folds"]
 
 #: the paper's reported time per split of HLM(vsh) on StatLog DNA (3,090 objects): about 11 minutes
 PAPER_SECONDS_PER_SPLIT = 660.0
@@ -117,7 +121,7 @@ N_JOBS = {"n": os.cpu_count() or 1}  # --n-jobs: worker processes for the CV fol
 def run_method(artifact: DistanceArtifact, splits, method_id: str, dataset: str, seed: int) -> dict:
     t = time.perf_counter()
     cv_fixed = CV_FIXED if method_id in ("hlm_vsh", "hlm_kernel_vsh") else None
-    res = evaluate_method(artifact, splits, method_id, dataset=dataset, seed=seed, n_folds=10, split_ids=[0],
+    res = evaluate_method(artifact, splits, method_id, dataset=dataset, seed=seed, n_folds=CV_FOLDS, split_ids=[0],
                           cv_fixed_params=cv_fixed, n_jobs=N_JOBS["n"])
     wall = time.perf_counter() - t
     row = res.evaluation.iloc[0]
@@ -186,7 +190,7 @@ def profile_method(artifact, splits, method_id: str, dataset: str, seed: int, to
     prof = cProfile.Profile()
     t = time.perf_counter()
     prof.enable()
-    evaluate_method(artifact, splits, method_id, dataset=dataset, seed=seed, n_folds=10, split_ids=[0])  # serial
+    evaluate_method(artifact, splits, method_id, dataset=dataset, seed=seed, n_folds=CV_FOLDS, split_ids=[0])  # serial
     prof.disable()
     wall = time.perf_counter() - t
     for order in ("cumulative", "tottime"):
@@ -199,7 +203,8 @@ def profile_method(artifact, splits, method_id: str, dataset: str, seed: int, to
 
     stats = pstats.Stats(prof).stats  # {(file, line, name): (cc, nc, tt, ct, callers)}
     total = sum(v[2] for v in stats.values())  # sum of own times = profiled total
-    print(f"\n--- where the time of {method_id} goes (serial run) (cumulative seconds under the profiler; total {total:.1f} s) ---")
+    print(f"\n--- where the time of {method_id} goes (serial run) "
+          f"(cumulative seconds under the profiler; total {total:.1f} s) ---")
     for label, pred in BREAKDOWN:
         hits = [(k, v) for k, v in stats.items() if pred(k[0], k[2])]
         if not hits:
@@ -209,7 +214,8 @@ def profile_method(artifact, splits, method_id: str, dataset: str, seed: int, to
         print(f"  {label:<58} {ct:8.2f} s {100 * ct / total:5.1f} %  ({calls} calls)")
     # own time of everything that is neither the Rust kernel nor numpy/scipy C code
     py_own = sum(v[2] for k, v in stats.items() if f"{os.sep}hlm{os.sep}" in k[0] and "site-packages" not in k[0])
-    print(f"  {'own time in hlm Python code (all hlm functions, tottime)':<58} {py_own:8.2f} s {100 * py_own / total:5.1f} %")
+    label = "own time in hlm Python code (all hlm functions, tottime)"
+    print(f"  {label:<58} {py_own:8.2f} s {100 * py_own / total:5.1f} %")
 
 
 # --------------------------------------------------------------------------- main

@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hlm.config import load_schema, validate_config
+from hlm.config import config_defaults, config_schema, learner_params, load_config, validate_config
 from hlm.errors import ConfigError
 from hlm.methods import METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA = load_schema(ROOT / "workflow/schemas/config.schema.yaml")
+SCHEMA = config_schema()
 DATASETS = {"aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna"}
 
 
@@ -78,5 +78,49 @@ def test_default_method_params_are_valid():
     from hlm.methods import check_method_params
 
     config = _config()
-    assert len(check_method_params("knn", config["method_params"]["knn"])) == 8
-    assert check_method_params("kernel_hlm", config["method_params"]["kernel_hlm"]) == [{}]
+    _check(config)
+    assert len(check_method_params("knn", config["method_params"].get("knn", {}))) == 8
+    assert check_method_params("kernel_hlm", config["method_params"].get("kernel_hlm", {})) == [{}]
+    for method in METHODS:
+        assert check_method_params(method, config["method_params"].get(method, {}))
+
+
+def test_validation_fills_in_the_defaults_nested_ones_too():
+    config = {"datasets": ["voting"], "methods": ["knn"], "n_splits": 3, "incremental": {"v": 2}}
+    assert validate_config(config, known_datasets=DATASETS, known_methods=METHODS) is config
+    assert config["n_splits"] == 3 and config["incremental"]["v"] == 2  # the user's values are kept
+    defaults = config_defaults()
+    assert config == {**defaults, "datasets": ["voting"], "methods": ["knn"], "n_splits": 3,
+                      "incremental": {**defaults["incremental"], "v": 2}}
+    assert "n_init" not in config["incremental"]  # the learners' own default applies
+    # each config gets its own copy of a default (a list or section edited in one is not another's)
+    config["incremental"]["schemes"].append("x")
+    config["mlflow"]["experiment"] = "other"
+    assert validate_config({"datasets": ["voting"], "methods": ["knn"]}) == {
+        **defaults, "datasets": ["voting"], "methods": ["knn"]}
+
+
+def test_a_bad_value_of_a_nested_setting_is_one_line_error():
+    with pytest.raises(ConfigError, match=r"^config: field 'incremental.n_init' must be >= 1 \(got 0\)$"):
+        validate_config({"datasets": ["voting"], "methods": ["knn"], "incremental": {"n_init": 0}})
+    with pytest.raises(ConfigError, match=r"field 'incremental' must be of type object"):
+        validate_config({"datasets": ["voting"], "methods": ["knn"], "incremental": None})
+
+
+def test_load_config_merges_files_as_snakemake_does(tmp_path):
+    (tmp_path / "a.yaml").write_text("datasets: [voting]\nmethods: [knn]\nincremental: {schemes: [retrain], v: 2}\n")
+    (tmp_path / "b.yaml").write_text("n_splits: 3\nincremental: {v: 3}\n")
+    config = load_config(tmp_path / "a.yaml", tmp_path / "b.yaml", known_datasets=DATASETS, known_methods=METHODS)
+    assert config["n_splits"] == 3 and config["cv_folds"] == config_defaults()["cv_folds"]
+    assert config["incremental"] == {"schemes": ["retrain"], "v": 3}
+    (tmp_path / "c.yaml").write_text("datasets: [voting]\nmethods: [knn]\nn_splits: 0\n")
+    with pytest.raises(ConfigError, match=r"c.yaml: field 'n_splits' must be >= 1"):
+        load_config(tmp_path / "c.yaml")
+
+
+def test_learner_params_are_only_those_the_config_sets():
+    config = validate_config({"datasets": ["voting"], "methods": ["knn"],
+                              "incremental": {"v": 2, "step": 3, "estimate": "eq4"}})
+    assert learner_params(config, "scheme_i") == {}
+    assert learner_params(config, "retrain") == {"step": 3}
+    assert learner_params(config, "scheme_ii") == {"step": 3, "v": 2, "estimate": "eq4"}

@@ -91,7 +91,7 @@ def _start(project: Path) -> tuple[subprocess.Popen, Path]:
     out = project / f"snakemake-{time.monotonic_ns()}.out"
     cmd = [str(BIN / "snakemake"), "--cores", "2", *ARGS]
     with open(out, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=project, env=_env(), stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=project, env=_env(project), stdout=fh, stderr=subprocess.STDOUT)
     return proc, out
 
 
@@ -268,7 +268,7 @@ def test_mlflow_has_one_parent_per_pair_and_one_child_per_split(resumed):
 def one_core(tmp_path_factory):
     """The run on one core, uninterrupted, in its own copy of the project; and Snakemake's output."""
     project = copy_project(tmp_path_factory.mktemp("cores1"))
-    proc = subprocess.run([str(BIN / "snakemake"), "--cores", "1", *ARGS], cwd=project, env=_env(),
+    proc = subprocess.run([str(BIN / "snakemake"), "--cores", "1", *ARGS], cwd=project, env=_env(project),
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, f"--cores 1 failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return project, proc.stdout + proc.stderr

@@ -27,15 +27,20 @@ TINY_PAIRS = [(d, m) for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_
     ("sonar", "svm_vector_linear")]
 
 
-def _env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "HLM_"))}
+def _env(project=None):
+    """The environment of a snakemake run in ``project``: it imports that project's hlm (its src first
+    on PYTHONPATH, as the venv's editable install is ROOT's; see workflow/rules/common.smk)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "HLM_", "PYTHONPATH"))}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    if project is not None:
+        env["PYTHONPATH"] = str(Path(project) / "src")
     return env
 
 
-def snakemake(workdir, *args, check=True):
+def snakemake(workdir, *args, check=True, env=None):
     cmd = [str(BIN / "snakemake"), "--cores", "2", *args]
-    proc = subprocess.run(cmd, cwd=workdir, env=_env(), capture_output=True, text=True, timeout=900)
+    env = _env(workdir) if env is None else env
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
@@ -222,6 +227,18 @@ def test_editing_knn_reruns_only_knn_and_reports(tiny_run):
     assert counts == {"knn": 2, "track": 2, "error_rate_tables": 1, "error_rate_figure": 1, "all": 1, "total": 7}
 
 
+def test_another_projects_hlm_is_one_line_error(project):
+    """The copy without PYTHONPATH imports the venv's hlm (ROOT's editable install), not its own
+    src/hlm, whose files its rules declare as inputs: Snakemake stops before any job."""
+    proc = snakemake(project, "--dry-run", check=False, env=_env())
+    assert proc.returncode == 2
+    line = next(l for l in proc.stderr.splitlines() if l.startswith("hlm: error:"))
+    assert line.startswith(f"hlm: error: the hlm package imported is {(ROOT / 'src/hlm').resolve()}, "
+                           "not this project's ")
+    assert line.endswith("src/hlm: install it with `make install` (pip install -e .) or run with PYTHONPATH=src")
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_bad_config_is_one_line_error(project):
     proc = snakemake(project, "--dry-run", "--config", "n_splits=0", check=False)
     assert proc.returncode == 2  # common.smk's _fail, before any job
@@ -257,7 +274,7 @@ def test_distance_stage_in_blocks_resumes(project):
     assembled matrix equals a direct computation, and a lost block is the only one recomputed."""
     from hlm.objects.series import dtw, load_aeon
 
-    proc = snakemake(project, "--config", "distance_block_size=64", "--", "results/distances/gunpoint.parquet")
+    snakemake(project, "--config", "distance_block_size=64", "--", "results/distances/gunpoint.parquet")
     blocks = sorted((project / "results/blocks/gunpoint").glob("rows-*.parquet"))
     assert [b.name for b in blocks] == ["rows-0-64.parquet", "rows-128-192.parquet", "rows-192-200.parquet",
                                         "rows-64-128.parquet"]

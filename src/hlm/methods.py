@@ -1,5 +1,10 @@
 """The method table: pipeline method id -> estimator, input kind, parameter grid, sources.
 
+A method is registered here with its defaults: its CV grid (the paper's, listed
+simplest first) and the fixed hyper-parameters that make it (e.g. its clustering);
+the estimator's own defaults apply to every other hyper-parameter. The config's
+``method_params.<id>`` only overrides them (:meth:`MethodSpec.grid`, :meth:`MethodSpec.make`).
+
 ``method_sources`` lists the files (relative to ``src/hlm``) whose edit must
 rerun that method's jobs; the workflow declares them as rule inputs. They are
 found from the imports of the evaluation stage and of the method's estimator
@@ -9,7 +14,6 @@ module (``hlm.sources``), less the files the method imports but never runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 from importlib import import_module
 
 #: What an evaluation job runs besides its method's estimator module: the job script's imports
@@ -50,6 +54,9 @@ class MethodSpec:
         return list(ParameterGrid(grid)) if grid else [{}]
 
 
+#: k of the k-NN methods (docs/compared-methods-spec.md, section 3)
+K_GRID = [1, 2, 4, 8, 16, 32, 64, 128]
+
 METHODS: dict[str, MethodSpec] = {
     "knn": MethodSpec(
         id="knn",
@@ -57,7 +64,7 @@ METHODS: dict[str, MethodSpec] = {
         estimator="hlm.models.knn:KNNClassifier",
         input="distance",
         not_run=_SIMILARITY_ONLY,
-        default_grid={"n_neighbors": [1, 2, 4, 8, 16, 32, 64, 128]},
+        default_grid={"n_neighbors": K_GRID},
     ),
     "kernel_hlm": MethodSpec(
         id="kernel_hlm",
@@ -132,8 +139,8 @@ METHODS.update(
 )
 
 
-# -- the methods the paper compares against (spec compared-methods.md, section 6; grids: section 3)
-K_GRID = [1, 2, 4, 8, 16, 32, 64, 128]
+# -- the methods the paper compares against (docs/compared-methods-spec.md, section 6; grids: section 3);
+# k is capped at the fit-set size
 C_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4, 1e5]
 RIDGE_GRID = [10.0, 1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest lambda) first
 GAMMA_GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2]
@@ -187,11 +194,30 @@ def method_applies(method_id: str, dataset_kind: str) -> bool:
 def method_sources(method_id: str) -> list[str]:
     """The source files (relative to src/hlm) a method's jobs depend on: everything the evaluation
     stage and the method's estimator module import (``hlm.sources.module_sources``), less its ``not_run``."""
+    spec = METHODS[method_id]
+    return run_sources(f"method {method_id!r}", (*STAGE_MODULES, spec.estimator.split(":")[0]), spec.not_run)
+
+
+#: What an incremental job runs: its job script's imports and the round protocol of section 5.5, with
+#: the learners; they cluster by VSH only and never fit Kernel HLM.
+INCREMENTAL_MODULES = ("hlm.jobs", "hlm.provenance", "hlm.evaluation.incremental")
+INCREMENTAL_NOT_RUN = (*(f"clustering/{f}" for c, f in CLUSTERING_SOURCE.items() if c != "vsh"),
+                       "models/kernel_hlm.py")
+
+
+def incremental_sources() -> list[str]:
+    """The source files an incremental scheme's jobs depend on (as ``method_sources``), with its stage."""
+    return [*run_sources("the incremental jobs", INCREMENTAL_MODULES, INCREMENTAL_NOT_RUN),
+            "stages/__init__.py", "stages/incremental.py"]
+
+
+def run_sources(what: str, modules: tuple[str, ...], not_run: tuple[str, ...]) -> list[str]:
+    """The files ``modules`` import (``hlm.sources.module_sources``), less ``not_run``: files the code
+    imports but never runs. A ``not_run`` entry the code does not import is an error (a stale entry)."""
     from hlm.sources import module_sources
 
-    spec = METHODS[method_id]
-    imported = module_sources(*STAGE_MODULES, spec.estimator.split(":")[0])
-    stale = sorted(set(spec.not_run) - set(imported))
+    imported = module_sources(*modules)
+    stale = sorted(set(not_run) - set(imported))
     if stale:
-        raise ValueError(f"method {method_id!r}: not_run lists files its code does not import: {stale}")
-    return [f for f in imported if f not in spec.not_run]
+        raise ValueError(f"{what}: not_run lists files its code does not import: {stale}")
+    return [f for f in imported if f not in not_run]

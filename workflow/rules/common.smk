@@ -1,19 +1,32 @@
 # Shared set-up: config validation, the data set registry, the method table,
 # MLflow settings (environment variables only) and input functions.
+#
+# The hlm package (the Snakefile's imports and every job script's) is the
+# installed one: `make` installs this project with `pip install -e .`, so it is
+# this project's src/hlm. Nothing puts src on sys.path. As the rules declare the
+# library files their jobs run as inputs (`src()`), the imported package must be
+# this project's, else an edit would rerun jobs that run other code: Snakemake
+# stops with a one-line error when it is not (e.g. a copy of the project run with
+# another checkout's venv; there, `make install` or run with PYTHONPATH=src, which
+# the jobs inherit, as the workflow tests do).
+#
+# Settings are read from the validated config only: hlm.config.validate_config
+# fills in the defaults of src/hlm/schemas/config.schema.yaml, the one place where
+# they are written.
 
 import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
-SRC = Path(workflow.basedir) / "src"
-sys.path.insert(0, str(SRC))
-
-from hlm.config import check_config_file, load_schema, validate_config
+import hlm
+from hlm.config import check_config_file, check_names, learner_params, validate_config
 from hlm.errors import HLMError, print_error
 from hlm.data.registry import load_registry
-from hlm.methods import METHODS, method_applies, method_sources
+from hlm.methods import METHODS, incremental_sources, method_applies, method_sources
 from hlm.provenance import config_hash, git_commit
+
+SRC = Path(workflow.basedir) / "src"
 
 
 def _fail(error):
@@ -21,16 +34,16 @@ def _fail(error):
     sys.exit(print_error(error))
 
 
+if Path(hlm.__file__).resolve().parent != (SRC / "hlm").resolve():
+    _fail(HLMError(f"the hlm package imported is {Path(hlm.__file__).resolve().parent}, not this project's "
+                   f"{SRC / 'hlm'}: install it with `make install` (pip install -e .) or run with PYTHONPATH=src"))
+
 try:
     for _configfile in workflow.configfiles:  # Snakemake's YAML loader keeps the last of a repeated key
         check_config_file(os.path.relpath(_configfile))
-    REGISTRY = load_registry(config.get("registry", "config/datasets.yaml"))
-    validate_config(
-        config,
-        load_schema(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"),
-        known_datasets=REGISTRY,
-        known_methods=METHODS,
-    )
+    validate_config(config)  # fills in the schema's defaults
+    REGISTRY = load_registry(config["registry"])
+    check_names(config, known_datasets=REGISTRY, known_methods=METHODS)
 except HLMError as exc:
     _fail(exc)
 
@@ -43,13 +56,12 @@ if _SKIPPED:
     print("hlm: skipping method(s) " + ", ".join(sorted({m for _, m in _SKIPPED}))
           + " on data set(s) " + ", ".join(sorted({d for d, _ in _SKIPPED}))
           + ": they need feature vectors (kind: vectors)", file=sys.stderr)
-# Incremental learning (section 5.5): which schemes, on which data sets (default: all of the run's).
-_INCREMENTAL = config.get("incremental", {})
-INCREMENTAL_SCHEMES = list(_INCREMENTAL.get("schemes", []))
-INCREMENTAL_DATASETS = [d for d in _INCREMENTAL.get("datasets", DATASETS)] if INCREMENTAL_SCHEMES else []
+# Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
+INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
+INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
 MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
-EXPERIMENT = config.get("mlflow", {}).get("experiment", "hlm")
+EXPERIMENT = config["mlflow"]["experiment"]
 
 # MLflow: an embedded SQLite store in the working directory unless the user
 # points MLFLOW_TRACKING_URI elsewhere. Jobs inherit these variables.
@@ -91,7 +103,7 @@ def dataset_entry(wildcards):
 
 def dataset_raw_files(wildcards):
     """The entry's raw file(s); a folder (format folder) as its files, so that editing one reruns the job."""
-    from hlm.objects._files import visible_files
+    from hlm.data.textfiles import visible_files
 
     spec = REGISTRY[wildcards.dataset]
     files = []
@@ -115,7 +127,7 @@ def names_regex(names):
 
 
 def block_size(dataset):
-    return REGISTRY[dataset].block_size or config.get("distance_block_size", 500)
+    return REGISTRY[dataset].block_size or config["distance_block_size"]
 
 
 def distance_options(dataset):
@@ -155,13 +167,9 @@ def dataset_incremental_files(dataset):
 
 
 def incremental_params(scheme):
-    """Learner settings of one scheme: n_init for all; v, step and estimate for Scheme II; step for retrain."""
-    params = {"n_init": _INCREMENTAL.get("n_init", 20)}
-    if scheme in ("scheme_ii", "retrain"):
-        params["step"] = _INCREMENTAL.get("step", 2)
-    if scheme == "scheme_ii":
-        params.update(v=_INCREMENTAL.get("v", 4), estimate=_INCREMENTAL.get("estimate", "eq3"))
-    return params
+    """The learner hyper-parameters the config sets for one scheme (n_init for all; v, step and estimate
+    for Scheme II; step for retrain); the others keep the learner's defaults (hlm.incremental)."""
+    return learner_params(config, scheme)
 
 
 def cv_from_input(method):
@@ -187,7 +195,7 @@ def method_priority(method):
 
 def method_threads(method):
     """Threads (CV worker processes) of a method's jobs; Snakemake caps them at --cores."""
-    return config.get("threads_per_job", 1) if METHODS[method].parallel_cv else 1
+    return config["threads_per_job"] if METHODS[method].parallel_cv else 1
 
 
 def final_outputs():

@@ -15,7 +15,7 @@ rule preprocess:
             "data/prepare.py",
             "data/artifacts.py",
             "data/registry.py",
-            "objects/_files.py",
+            "data/textfiles.py",
             "stages/data.py",
         ),
     output:
@@ -30,7 +30,7 @@ rule preprocess:
         "../scripts/preprocess.py"
 
 
-# Raw objects (kind series / sequences; issue 6): objects -> row blocks of the
+# Raw objects (kind series / sequences): objects -> row blocks of the
 # upper triangle (one cached job each, so an interrupted run resumes from the
 # finished blocks; `distance_block_size` in config) -> assembled distances.
 
@@ -41,7 +41,7 @@ checkpoint objects:
         dataset=names_regex(OBJECT_DATASETS),
     input:
         raw=dataset_raw_files,
-        code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "objects/_files.py", "data/registry.py",
+        code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "data/textfiles.py", "data/registry.py",
                  "data/readers.py", "data/validation.py", "data/prepare.py", "data/artifacts.py",
                  "stages/data.py"),
     output:

@@ -22,7 +22,7 @@ for _method in METHODS:
             method=_method,
             seed=config["seed"],
             cv_folds=config["cv_folds"],
-            method_params=config.get("method_params", {}).get(_method, {}),
+            method_params=config["method_params"].get(_method, {}),
         threads: method_threads(_method)
         priority: method_priority(_method)
         log:

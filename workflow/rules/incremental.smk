@@ -12,14 +12,13 @@ for _scheme in INCREMENTAL_SCHEMES:
         input:
             distances="results/distances/{dataset}.parquet",
             splits="results/splits/{dataset}.parquet",
-            code=src("incremental.py", "evaluation/incremental.py", "stages/incremental.py",
-                     "models/mixture_hlm.py", "models/_base.py", "gamma.py", "clustering/vsh.py",
-                     "clustering/result.py"),
+            code=src(*incremental_sources()),
         output:
             f"results/incremental/{{dataset}}/{_scheme}.parquet",
         params:
             scheme=_scheme,
             seed=config["seed"],
+            # only what the config sets; the learner's defaults apply to the rest
             learner=incremental_params(_scheme),
         log:
             f"logs/incremental/{{dataset}}/{_scheme}.log",

@@ -1,10 +1,7 @@
-"""Mixture HLM evaluations -> CV error against M figure (logic: hlm.stages.cv_components_figure)."""
-import sys
-from pathlib import Path
+"""Mixture HLM evaluations -> CV error against M figure (logic: hlm.stages.report.cv_components_figure)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.report import cv_components_figure  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.report import cv_components_figure
 
 sm = snakemake  # noqa: F821
 run(

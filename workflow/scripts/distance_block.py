@@ -1,10 +1,7 @@
-"""One row block of a data set's distances (logic: hlm.stages.data)."""
-import sys
-from pathlib import Path
+"""One row block of a data set's distances (logic: hlm.stages.data.distance_block)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.data import distance_block  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.data import distance_block
 
 sm = snakemake  # noqa: F821
 run(lambda: distance_block(sm.input.objects, sm.output[0], dataset=sm.wildcards.dataset,

@@ -1,10 +1,7 @@
-"""Row blocks -> results/distances/{dataset}.parquet (logic: hlm.stages.data)."""
-import sys
-from pathlib import Path
+"""Row blocks -> results/distances/{dataset}.parquet (logic: hlm.stages.data.distances_from_blocks)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.data import distances_from_blocks  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.data import distances_from_blocks
 
 sm = snakemake  # noqa: F821
 run(lambda: distances_from_blocks(sm.wildcards.dataset, sm.params.entry, sm.input.objects, list(sm.input.blocks),

@@ -1,11 +1,8 @@
-"""One method on every split of one data set (logic: hlm.stages.evaluate)."""
-import sys
-from pathlib import Path
+"""One method on every split of one data set (logic: hlm.stages.evaluate.evaluate)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.evaluate import evaluate  # noqa: E402
-from hlm.provenance import run_tags  # noqa: E402
+from hlm.jobs import run
+from hlm.provenance import run_tags
+from hlm.stages.evaluate import evaluate
 
 sm = snakemake  # noqa: F821
 tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}

@@ -1,11 +1,8 @@
-"""One incremental scheme on every split of one data set (logic: hlm.stages.incremental)."""
-import sys
-from pathlib import Path
+"""One incremental scheme on every split of one data set (logic: hlm.stages.incremental.incremental)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.provenance import run_tags  # noqa: E402
-from hlm.stages.incremental import incremental  # noqa: E402
+from hlm.jobs import run
+from hlm.provenance import run_tags
+from hlm.stages.incremental import incremental
 
 sm = snakemake  # noqa: F821
 tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}

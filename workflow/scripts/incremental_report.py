@@ -1,10 +1,9 @@
-"""Figure 1 and Table 5 of the incremental runs (logic: hlm.stages.incremental)."""
-import sys
+"""Figure 1 and Table 5 of the incremental runs (logic: hlm.stages.incremental.incremental_report)."""
+
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.incremental import incremental_report  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.incremental import incremental_report
 
 sm = snakemake  # noqa: F821
 run(

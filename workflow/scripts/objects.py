@@ -1,10 +1,7 @@
-"""Raw objects of one data set -> results/objects/{dataset}.parquet (logic: hlm.stages.data)."""
-import sys
-from pathlib import Path
+"""Raw objects of one data set -> results/objects/{dataset}.parquet (logic: hlm.stages.data.objects)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.data import objects  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.data import objects
 
 sm = snakemake  # noqa: F821
 run(lambda: objects(sm.wildcards.dataset, sm.params.entry, sm.output[0]), sm.log[0])

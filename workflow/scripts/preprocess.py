@@ -1,10 +1,7 @@
-"""Raw data set -> results/distances/{dataset}.parquet (logic: hlm.stages.preprocess)."""
-import sys
-from pathlib import Path
+"""Raw data set -> results/distances/{dataset}.parquet (logic: hlm.stages.data.preprocess)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.data import preprocess  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.data import preprocess
 
 sm = snakemake  # noqa: F821
 run(lambda: preprocess(sm.wildcards.dataset, sm.params.entry, sm.output[0]), sm.log[0])

@@ -1,10 +1,7 @@
-"""Evaluation Parquet files -> error-rate tables (logic: hlm.stages.tables)."""
-import sys
-from pathlib import Path
+"""Evaluation Parquet files -> error-rate tables (logic: hlm.stages.report.tables)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.report import tables  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.report import tables
 
 sm = snakemake  # noqa: F821
 run(

@@ -1,10 +1,7 @@
-"""Mirror one data set's results into MLflow (logic: hlm.stages.track)."""
-import sys
-from pathlib import Path
+"""Mirror one data set's results into MLflow (logic: hlm.stages.track.track)."""
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from hlm.jobs import run  # noqa: E402
-from hlm.stages.track import track  # noqa: E402
+from hlm.jobs import run
+from hlm.stages.track import track
 
 sm = snakemake  # noqa: F821
 run(

@@ -4,8 +4,9 @@ For every split: choose parameters by K-fold CV on the training part only,
 refit on the whole training part, classify the test part. ``fit_seconds``
 covers parameter selection plus the final fit (the paper's "training");
 ``cv_seconds`` is the selection part alone. An estimator's compiled kernels
-are loaded before the first split is timed (``_warm_up``, if it has one): a
-once-per-process cost, like loading a library.
+are loaded before the first split is timed (its ``_warm_up``, part of the
+fast-path protocol ``hlm.models._base.FastPathMixin``): a once-per-process
+cost, like loading a library.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import pandas as pd
 from sklearn.base import clone
 
 from hlm.data.artifacts import DistanceArtifact
+from hlm.errors import DataError, HLMError
 from hlm.evaluation.cv import grid_key, make_folds, select_params
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
-from hlm.errors import DataError, HLMError
 from hlm.methods import METHODS, check_method_params
+from hlm.models._base import FastPathMixin
 from hlm.models.from_distances import SimilarityFromDistances
 
 
@@ -42,7 +44,7 @@ def evaluate_method(
     *,
     dataset: str,
     seed: int,
-    n_folds: int = 10,
+    n_folds: int,
     grid_config: dict | None = None,
     fixed_params: dict | None = None,
     cv_fixed_params: dict | None = None,
@@ -87,6 +89,7 @@ def evaluate_method(
                     f"CV: the smallest class has {int(np.unique(y_train, return_counts=True)[1].min())} "
                     f"training objects, fewer than cv_folds={n_folds}; {len(folds)} folds used",
                     UserWarning,
+                    stacklevel=2,
                 )
             split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
             cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
@@ -207,12 +210,12 @@ def _jsonable(d: dict) -> dict:
 
 
 def _warm_up(estimator) -> None:
-    """Load the estimator's compiled kernels before any split is timed (``_warm_up``, if it has one).
+    """Load the estimator's compiled kernels before any split is timed (``FastPathMixin._warm_up``).
 
     Only a speed-up of the first split's timing: a failure here is ignored (the
     real fits report their own errors).
     """
-    if hasattr(estimator, "_warm_up"):
+    if isinstance(estimator, FastPathMixin):
         try:
             estimator._warm_up()
         except Exception:  # noqa: BLE001 - the splits' own fits raise what matters

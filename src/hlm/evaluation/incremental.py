@@ -35,9 +35,19 @@ def batch_indices(train: np.ndarray, seed: int, initial_fraction: float = INITIA
 
 
 def make_learner(scheme: str, params: dict | None = None, random_state: int = 0):
+    """The learner of ``scheme``: ``params`` set, its own defaults for the rest."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown incremental scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
     return SCHEMES[scheme](random_state=random_state, **(params or {}))
+
+
+def learner_settings(scheme: str, params: dict | None = None) -> dict:
+    """The values the learner of ``scheme`` uses for the config's settings of it (hlm.config.LEARNER_SETTINGS):
+    ``params`` where set, else the learner's defaults. Stored with the results."""
+    from hlm.config import LEARNER_SETTINGS
+
+    learner = make_learner(scheme, params)
+    return {k: getattr(learner, k) for k in LEARNER_SETTINGS[scheme]}
 
 
 def run_incremental(artifact: DistanceArtifact, splits: pd.DataFrame, scheme: str, *, dataset: str, seed: int,

@@ -13,13 +13,18 @@ log = logging.getLogger("hlm")
 
 def incremental(*, dataset: str, scheme: str, distances: str, splits_path: str, out: str, seed: int,
                 params: dict, tags: dict) -> None:
-    """One scheme on every split of one data set: 9 rounds each, to Parquet (MLflow: stages.track)."""
-    from hlm.evaluation.incremental import run_incremental
+    """One scheme on every split of one data set: 9 rounds each, to Parquet (MLflow: stages.track).
+
+    ``params``: the learner hyper-parameters the config sets; the others keep the learner's
+    defaults. The metadata (and MLflow) record the values used (``learner_settings``).
+    """
+    from hlm.evaluation.incremental import learner_settings, run_incremental
 
     artifact = read_distances(distances)
     frame = run_incremental(artifact, pd.read_parquet(splits_path), scheme, dataset=dataset, seed=seed,
                             params=params)
-    write_frame(frame, out, metadata={"dataset": dataset, "scheme": scheme, "params": params,
+    write_frame(frame, out, metadata={"dataset": dataset, "scheme": scheme,
+                                      "params": learner_settings(scheme, params),
                                       **{k: v for k, v in tags.items() if k in ("config_hash", "git_commit")}})
     last = frame[frame["round"] == frame["round"].max()]
     log.info("%s/%s: last-round error %.2f%% (sd %.2f) over %d splits; %.3f s of updates per split",

@@ -22,8 +22,14 @@ def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], c
     """
     from hlm.data.artifacts import write_text
     from hlm.reporting.paper import PAPER_ERROR_RATES, PAPER_SOURCE
-    from hlm.reporting.tables import (load_evaluations, paper_comparison, paper_markdown, run_time_markdown,
-                                      run_time_table, write_error_rate_tables)
+    from hlm.reporting.tables import (
+        load_evaluations,
+        paper_comparison,
+        paper_markdown,
+        run_time_markdown,
+        run_time_table,
+        write_error_rate_tables,
+    )
 
     labels = {m: METHODS[m].label for m in methods}
     long_df = load_evaluations(evaluations)
