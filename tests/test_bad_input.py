@@ -1,4 +1,4 @@
-"""Issue 13 part 2: every bad input is one line ``hlm: error: ...`` (exit status 2) naming the data set,
+"""Every bad input is one line ``hlm: error: ...`` (exit status 2) naming the data set,
 the file and the line or object; the estimators refuse bad ``fit`` input the same way."""
 
 import subprocess

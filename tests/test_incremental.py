@@ -307,3 +307,15 @@ def test_scheme_ii_eq4_estimates_from_the_weighted_sample_only():
     for b in parts[:3]:
         eq3.partial_fit(ids[b], y[b], dist)
     assert not np.allclose(eq3.model().scale, scale)  # eq. 3 on all data differs
+
+
+def test_learner_settings_are_the_values_the_learner_uses():
+    """What the incremental stage records (and MLflow shows): the config's settings of the scheme,
+    the learner's own defaults for those the config leaves out."""
+    from hlm.evaluation.incremental import learner_settings
+
+    own = SchemeII()
+    assert learner_settings("scheme_ii", {"v": 2}) == {"n_init": own.n_init, "step": own.step, "v": 2,
+                                                       "estimate": own.estimate}
+    assert learner_settings("scheme_i") == {"n_init": own.n_init}
+    assert learner_settings("retrain", {"n_init": 3}) == {"n_init": 3, "step": Retrain().step}

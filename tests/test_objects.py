@@ -1,4 +1,4 @@
-"""Raw objects (issue 6, first part): DNA decoding, FASTA, series, distances and row blocks."""
+"""Raw objects: DNA decoding, FASTA, series, distances and row blocks."""
 
 from pathlib import Path
 
@@ -10,7 +10,7 @@ from hlm.objects.blocks import assemble, block_ranges, compute_block, pairwise
 from hlm.objects.sequences import alignment_scores, decode_indicators, hamming, read_fasta
 from hlm.objects.series import check_series, dtw, read_series_csv
 
-DNA = Path("/work/shared/data/uci/DNA.rda")
+DNA = Path(__file__).resolve().parents[1] / "data/raw/DNA.rda"
 
 
 # ---------------------------------------------------------------- StatLog DNA decoding
@@ -20,7 +20,6 @@ def test_decode_indicators_by_hand():
     assert decode_indicators(rows) == ["ACGT", "TGCA"]
 
 
-@pytest.mark.skipif(not DNA.exists(), reason="shared data not mounted")
 def test_decode_the_first_dna_rows_checked_by_hand():
     import pyreadr
 
@@ -124,7 +123,9 @@ def test_blocks_compute_only_the_upper_triangle(monkeypatch):
 
     pairs = []
     original = blocks.pairwise
-    monkeypatch.setattr(blocks, "pairwise", lambda r, c, d, o=None: pairs.append(len(r) * len(c)) or original(r, c, d, o))
+    monkeypatch.setattr(
+        blocks, "pairwise", lambda r, c, d, o=None: pairs.append(len(r) * len(c)) or original(r, c, d, o)
+    )
     objects = list(np.random.default_rng(3).normal(size=(40, 2)))
     for i0, i1 in block_ranges(40, 10):
         blocks.compute_block(objects, "euclidean", i0, i1)

@@ -17,8 +17,7 @@ from hlm.data import readers
 from hlm.data.artifacts import DistanceArtifact
 from hlm.data.conversions import similarity_to_distance, symmetrize
 from hlm.data.registry import DatasetSpec
-from hlm.data.validation import (_few, align_labels, check_ids, check_informative, check_labels,
-                                 check_matrix, nonfinite)
+from hlm.data.validation import _few, align_labels, check_ids, check_informative, check_labels, check_matrix, nonfinite
 from hlm.data.vectors import euclidean, value_difference_metric
 from hlm.errors import DataError
 
@@ -44,7 +43,7 @@ def folder_sha256(path: str | Path, where: str | None = None) -> str:
 
     Hidden files ('.' first, as ``.DS_Store``) are left out, as the readers ignore them.
     """
-    from hlm.objects._files import visible_files
+    from hlm.data.textfiles import visible_files
 
     folder = Path(path)
     if not folder.is_dir():

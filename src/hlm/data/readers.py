@@ -25,7 +25,7 @@ Layout rules
   row; a column named ``id`` (if any) gives the ids.
 * every text file is UTF-8 and comma-separated: another encoding is an error
   naming the line and byte, a tab- or ';'-separated file one naming the
-  delimiter found (``hlm.objects._files``).
+  delimiter found (``hlm.data.textfiles``).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hlm.data.textfiles import delimiter_error, other_delimiter, read_text
 from hlm.errors import DataError
-from hlm.objects._files import delimiter_error, other_delimiter, read_text
 
 
 def _where(path, where: str | None) -> str:

@@ -157,7 +157,7 @@ def load_registry(path: str | Path, names: list[str] | None = None) -> dict[str,
     name is a ConfigError listing the known ones).
     """
     from hlm.config import load_yaml
-    from hlm.objects._files import read_text
+    from hlm.data.textfiles import read_text
 
     source = str(path)
     if not Path(path).exists():

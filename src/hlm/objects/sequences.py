@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hlm.data.textfiles import labels_by_id, read_text
 from hlm.errors import DataError
-from hlm.objects._files import labels_by_id, read_text
 
 #: StatLog DNA: indicator triplet -> nucleotide
 INDICATOR_CODE = {(1, 0, 0): "A", (0, 1, 0): "C", (0, 0, 1): "G", (0, 0, 0): "T"}

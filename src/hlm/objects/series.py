@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hlm.data.textfiles import csv_rows, labels_by_id, read_text
 from hlm.errors import DataError
-from hlm.objects._files import csv_rows, labels_by_id, read_text
 
 #: registry ``source`` name -> aeon loader (offline: the data ship inside the aeon wheel)
 AEON_SETS = {"GunPoint": "load_gunpoint", "ItalyPowerDemand": "load_italy_power_demand"}
