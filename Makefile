@@ -1,7 +1,8 @@
 # Two commands set everything up on a fresh machine:
 #   make run    venv + pinned install + the default pipeline (snakemake --cores $(CORES))
-#   make test   venv + pinned install + the test suite, then its numerical part again on
-#               the code paths of a CPU without AVX-512 (see test-no-avx512)
+#   make test   venv + pinned install + the linter (ruff, rules in pyproject.toml) + the test
+#               suite, then its numerical part again on the code paths of a CPU without
+#               AVX-512 (see test-no-avx512)
 CORES ?= 2
 PYTHON ?= python3
 VENV := .venv
@@ -20,7 +21,7 @@ ifneq ($(shell grep -m1 -ow avx2 /proc/cpuinfo 2>/dev/null),)
 NO_AVX512 += OPENBLAS_CORETYPE=Haswell NUMBA_CPU_NAME=haswell
 endif
 
-.PHONY: run test test-no-avx512 install lint report clean
+.PHONY: run test test-no-avx512 install lint report ui clean
 
 install: $(STAMP)
 
@@ -33,6 +34,7 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-no-avx512
 
@@ -42,6 +44,10 @@ test-no-avx512: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
+
+# MLflow's UI on the run's store; prints the address of the results view
+ui: $(STAMP)
+	$(BIN)/hlm ui
 
 report: $(STAMP)
 	$(BIN)/snakemake --report results/report.html

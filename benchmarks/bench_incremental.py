@@ -6,7 +6,7 @@ three schemes on the same splits in one process and prints, per data set, the
 total update seconds over all rounds (mean over the splits), the ratios to
 Retrain, and the last round's test error.
 
-Goals (issue 5), on the largest data set available: Scheme I at most 1/10 of
+Goals, on the largest data set available: Scheme I at most 1/10 of
 Retrain's total time, Scheme II at most 1/4, and Scheme II's last-round error
 within 5 points of Retrain's. The paper (Table 5) reports 0.84 s, 2.87 s and
 22.89 s on Mirex (3,090 objects) and 0.14 s, 0.59 s and 2.04 s on Voting.

@@ -23,7 +23,10 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-IMPORTS = "import numpy, pandas, sklearn, hlm.stages.evaluate, hlm.tracking, hlm.evaluation.evaluate, hlm.models.knn, hlm.models.kernel_hlm"
+IMPORTS = (
+    "import numpy, pandas, sklearn, hlm.stages.evaluate, hlm.tracking, hlm.evaluation.evaluate, "
+    "hlm.models.knn, hlm.models.kernel_hlm"
+)
 
 
 def job_start_seconds(repeats: int = 5) -> float:

@@ -111,7 +111,9 @@ def test_fixture_registry_csv_with_ids_and_labels_by_id():
 def test_mat_written_by_user(tmp_path):
     scipy.io.savemat(tmp_path / "my.mat", {"K": S, "lab": np.array([[1], [1], [2], [2]])})
     art = prepare_dataset(
-        spec(path="my.mat", format="mat", matrix_key="K", labels_key="lab", kind="similarity", to_distance="reciprocal"),
+        spec(
+            path="my.mat", format="mat", matrix_key="K", labels_key="lab", kind="similarity", to_distance="reciprocal"
+        ),
         tmp_path,
     )
     np.testing.assert_allclose(art.distances[0, 1], 1 / 0.8)
@@ -187,7 +189,9 @@ def test_rda_categorical_with_na_value(tmp_path):
 
 def test_missing_source_file(tmp_path):
     with pytest.raises(DataError) as exc:
-        prepare_dataset(spec(path="data/raw/none.mat", format="mat", matrix_key="A", labels_key="C", kind="similarity"), tmp_path)
+        prepare_dataset(
+            spec(path="data/raw/none.mat", format="mat", matrix_key="A", labels_key="C", kind="similarity"), tmp_path
+        )
     one_line(exc, "dataset 'mine' (data/raw/none.mat): file not found")
 
 
@@ -202,7 +206,9 @@ def test_sha256_mismatch(tmp_path):
     np.save(tmp_path / "d.npy", 1.0 - S)
     (tmp_path / "y.txt").write_text("\n".join(Y))
     with pytest.raises(DataError) as exc:
-        prepare_dataset(spec(path="d.npy", format="npy", labels_path="y.txt", kind="distance", sha256="0" * 64), tmp_path)
+        prepare_dataset(
+            spec(path="d.npy", format="npy", labels_path="y.txt", kind="distance", sha256="0" * 64), tmp_path
+        )
     one_line(exc, "dataset 'mine' (d.npy): SHA-256", "does not match field 'sha256'")
     assert len(file_sha256(tmp_path / "d.npy")) == 64
 
@@ -273,7 +279,13 @@ def test_registry_yaml_end_to_end(tmp_path):
     """A new data set needs only a registry entry (no code)."""
     scipy.io.savemat(tmp_path / "mine.mat", {"A": S, "C": np.array([1, 1, 2, 2])})
     (tmp_path / "reg.yaml").write_text(
-        yaml.safe_dump({"my_data": {"path": "mine.mat", "format": "mat", "matrix_key": "A", "labels_key": "C", "kind": "similarity"}})
+        yaml.safe_dump(
+            {
+                "my_data": {
+                    "path": "mine.mat", "format": "mat", "matrix_key": "A", "labels_key": "C", "kind": "similarity"
+                }
+            }
+        )
     )
     art = prepare_dataset(load_registry(tmp_path / "reg.yaml")["my_data"], tmp_path)
     assert art.metadata["to_distance"] == "bound_minus" and art.labels.tolist() == ["1", "1", "2", "2"]
@@ -282,5 +294,7 @@ def test_registry_yaml_end_to_end(tmp_path):
 def test_duplicate_ids_in_record_table(tmp_path):
     (tmp_path / "t.csv").write_text("id,f1,cls\np,0,a\np,1,a\nr,2,b\ns,3,b\n")
     with pytest.raises(DataError) as exc:
-        prepare_dataset(spec(path="t.csv", format="csv", kind="vectors", distance="euclidean", label_column="cls"), tmp_path)
+        prepare_dataset(
+            spec(path="t.csv", format="csv", kind="vectors", distance="euclidean", label_column="cls"), tmp_path
+        )
     one_line(exc, "dataset 'mine' (t.csv): duplicate ids 'p'")

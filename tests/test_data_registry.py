@@ -62,7 +62,10 @@ def test_user_example_registry_in_fixtures():
 @pytest.mark.parametrize(
     "changes, needles",
     [
-        ({"format": "xls"}, ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder (got 'xls')"]),
+        (
+            {"format": "xls"},
+            ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder (got 'xls')"],
+        ),
         ({"kind": "kernel"}, ["field 'kind' must be one of"]),
         ({"matrx_key": "A"}, ["unknown field 'matrx_key'", "matrix_key"]),
         ({"matrix_key": None}, ["field 'matrix_key' is required with format mat"]),
@@ -70,8 +73,14 @@ def test_user_example_registry_in_fixtures():
         ({"kind": "vectors"}, ["field 'kind' must be one of similarity, distance with format mat"]),
         ({"to_distance": "log"}, ["field 'to_distance' must be one of auto, bound_minus"]),
         ({"upper_bound": "one"}, ["field 'upper_bound' must be a number (got 'one')"]),
-        ({"to_distance": "reciprocal", "upper_bound": 2}, ["field 'upper_bound' is not allowed with to_distance reciprocal"]),
-        ({"kind": "distance", "to_distance": "reciprocal"}, ["field 'to_distance' is only allowed with kind similarity"]),
+        (
+            {"to_distance": "reciprocal", "upper_bound": 2},
+            ["field 'upper_bound' is not allowed with to_distance reciprocal"],
+        ),
+        (
+            {"kind": "distance", "to_distance": "reciprocal"},
+            ["field 'to_distance' is only allowed with kind similarity"],
+        ),
         ({"label_column": "Class"}, ["field 'label_column' is not allowed with kind similarity/distance"]),
         ({"labels_path": "y.csv"}, ["field 'labels_path' is not allowed with format mat"]),
         ({"na_value": "x"}, ["field 'na_value' is only allowed with kind categorical"]),
@@ -88,13 +97,28 @@ def test_schema_errors_are_one_line_config_errors(tmp_path, changes, needles):
 @pytest.mark.parametrize(
     "entry, needle",
     [
-        ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class"}, "field 'distance' is required with kind vectors/categorical"),
-        ({"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "vdm"}, "field 'distance' must be one of euclidean, cityblock, cosine with kind vectors (got 'vdm')"),
-        ({"path": "x.rda", "format": "rda", "kind": "similarity"}, "field 'kind' must be one of vectors, categorical, sequences with format rda"),
+        (
+            {"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class"},
+            "field 'distance' is required with kind vectors/categorical",
+        ),
+        (
+            {"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "vdm"},
+            "field 'distance' must be one of euclidean, cityblock, cosine with kind vectors (got 'vdm')",
+        ),
+        (
+            {"path": "x.rda", "format": "rda", "kind": "similarity"},
+            "field 'kind' must be one of vectors, categorical, sequences with format rda",
+        ),
         ({"path": "x.npy", "format": "npy", "kind": "distance"}, "field 'labels_path' is required with format npy"),
         ({"path": "x.csv", "format": "csv", "kind": "distance"}, "field 'labels_path' is required with format csv"),
-        ({"path": "x.csv", "format": "csv", "kind": "distance", "labels_path": "y", "object": "o"}, "field 'object' is only allowed with format rda"),
-        ({"path": "x.csv", "format": "csv", "kind": "series", "distance": "dtw", "labels_path": "y.csv"}, "field 'labels_path' is not allowed with format csv and kind series (labels are the CSV's label column)"),
+        (
+            {"path": "x.csv", "format": "csv", "kind": "distance", "labels_path": "y", "object": "o"},
+            "field 'object' is only allowed with format rda",
+        ),
+        (
+            {"path": "x.csv", "format": "csv", "kind": "series", "distance": "dtw", "labels_path": "y.csv"},
+            "field 'labels_path' is not allowed with format csv and kind series (labels are the CSV's label column)",
+        ),
     ],
 )
 def test_conditional_schema_errors(tmp_path, entry, needle):
@@ -109,7 +133,10 @@ def test_other_formats_validate(tmp_path):
         "b": {"path": "b.npy", "format": "npy", "kind": "similarity", "labels_path": "l.npy", "to_distance": "neg_log"},
         "c": {"path": "c.parquet", "format": "parquet", "kind": "distance"},
         "d": {"path": "d.csv", "format": "csv", "kind": "vectors", "label_column": "y", "distance": "euclidean"},
-        "e": {"path": "e.rda", "format": "rda", "object": "E", "kind": "categorical", "label_column": "y", "distance": "vdm"},
+        "e": {
+            "path": "e.rda", "format": "rda", "object": "E", "kind": "categorical",
+            "label_column": "y", "distance": "vdm",
+        },
     }
     assert list(load_registry(write(tmp_path, entries))) == list("abcde")
 

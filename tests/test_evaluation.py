@@ -18,7 +18,8 @@ from hlm.models.knn import KNNClassifier
 def test_seed_is_stable_and_distinct():
     assert derive_seed(1, "voting", 3) == derive_seed(1, "voting", 3)
     # the value itself is fixed forever: results must reproduce on every machine
-    assert derive_seed(20121, "aural_sonar", 0) == 1512430447  # sha256("20121/aural_sonar/0")[:4], little-endian (checked with sha256sum)
+    # sha256("20121/aural_sonar/0")[:4], little-endian (checked with sha256sum)
+    assert derive_seed(20121, "aural_sonar", 0) == 1512430447
     assert len({derive_seed(1, "voting", s) for s in range(100)}) == 100
 
 
@@ -48,7 +49,7 @@ def test_folds_stratified_when_possible():
     y = np.array([0] * 30 + [1] * 20)
     folds = make_folds(y, 10, seed=1)
     assert len(folds) == 10
-    for fit, val in folds:
+    for _fit, val in folds:
         assert sorted(np.bincount(y[val])) == [2, 3]
     tiny = np.array([0] * 30 + [1] * 3)  # class of 3 < 10 folds: 3 stratified folds
     folds = make_folds(tiny, 10, seed=1)

@@ -170,7 +170,9 @@ def test_paper_comparison_z_and_markdown():
     assert "| b | 2.00 vs NA | NA vs 3.00 |" in md
 
 
-@pytest.mark.parametrize("seconds, text", [(0.05, "50 ms"), (4.7, "4.7 s"), (122.9, "2 min 2.9 s"), (float("nan"), "NA")])
+@pytest.mark.parametrize(
+    "seconds, text", [(0.05, "50 ms"), (4.7, "4.7 s"), (122.9, "2 min 2.9 s"), (float("nan"), "NA")]
+)
 def test_format_seconds_like_the_paper(seconds, text):
     from hlm.reporting.tables import format_seconds
 

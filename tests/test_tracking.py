@@ -3,7 +3,6 @@
 import json
 import multiprocessing as mp
 import os
-import subprocess
 
 import mlflow
 import numpy as np
@@ -79,6 +78,77 @@ def test_init_store_idempotent(store):
     assert exp.artifact_location == (store / "mlruns").as_uri()
 
 
+def view_tag(exp):
+    envelope = json.loads(exp.tags[tracking.VIEW_TAG])
+    return envelope, json.loads(envelope["state"])
+
+
+def test_init_store_sets_the_ui_tags(store):
+    """A new experiment: the saved runs-table view, the experiment kind and a description linking to the view."""
+    exp_id = tracking.init_store()
+    exp = MlflowClient().get_experiment(exp_id)
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    envelope, state = view_tag(exp)
+    assert tracking.VIEW_TAG == "mlflow.sharedViewState.hlm-results"
+    assert envelope["name"] == "hlm results" and isinstance(envelope["createdAt"], int)
+    assert envelope["updatedAt"] == envelope["createdAt"]
+    columns = ["metrics.`error_rate_mean`", "metrics.`error_rate_sd`", "params.`to_distance`",
+               "params.`chosen_params`"]
+    assert state["selectedColumns"] == state["columnOrder"] == columns and set(state["columnWidths"]) == set(columns)
+    assert (state["orderByKey"], state["orderByAsc"]) == ("tags.`mlflow.runName`", True)
+    path = f"#/experiments/{exp_id}/runs?workflowType=machine_learning&viewStateShareKey=hlm-results"
+    assert tracking.ui_path(exp_id) == path
+    assert f"]({path})" in exp.tags["mlflow.note.content"]
+    # a second call writes nothing: same tags, same timestamps
+    tracking.init_store()
+    assert MlflowClient().get_experiment(exp_id).tags == exp.tags
+
+
+def test_view_filter_selects_the_top_level_runs(store):
+    """The saved view's search filter, run by the tracking server, keeps parents and incremental runs."""
+    tracking.init_store()
+    log(store)
+    (_, state), client = view_tag(MlflowClient().get_experiment_by_name("hlm")), MlflowClient()
+    runs = client.search_runs([tracking.init_store()], filter_string=state["searchFilter"],
+                              order_by=["tags.`mlflow.runName` ASC"])
+    assert [r.data.tags["hlm.role"] for r in runs] == ["parent"]
+    assert set(runs[0].data.metrics) >= {"error_rate_mean", "error_rate_sd"}
+    assert set(runs[0].data.params) >= {"chosen_params", "to_distance"}
+
+
+def test_init_store_upgrades_an_existing_experiment(store):
+    """An experiment made by an earlier version (no UI tags, an outdated view) gets them; a description
+    the user wrote is kept."""
+    client = MlflowClient()
+    exp_id = client.create_experiment("hlm", artifact_location=(store / "mlruns").as_uri())
+    client.set_experiment_tag(exp_id, "mlflow.note.content", "my notes")
+    client.set_experiment_tag(exp_id, tracking.VIEW_TAG, json.dumps(
+        {"name": "hlm results", "createdAt": 1000, "updatedAt": 1000, "state": json.dumps({"selectedColumns": []})}))
+    assert tracking.init_store() == exp_id
+    exp = client.get_experiment(exp_id)
+    assert exp.tags["mlflow.note.content"] == "my notes"
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    envelope, state = view_tag(exp)
+    assert envelope["createdAt"] == 1000 and envelope["updatedAt"] > 1000
+    assert state == tracking.view_state()
+
+    client.delete_experiment_tag(exp_id, "mlflow.experimentKind")
+    client.delete_experiment(exp_id)  # a deleted experiment is restored, then tagged
+    assert tracking.init_store() == exp_id
+    exp = client.get_experiment(exp_id)
+    assert exp.lifecycle_stage == "active" and exp.tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+def test_chosen_summary():
+    choices = [{"n_neighbors": 1, "C": 10.0, "scale": [0.1, 0.2], "shape_mle": 1.0 + k / 10,
+                "M": "kernel" if k < 3 else 4, "k": [5, 1, 2, 7, 7][k]} for k in range(5)]
+    choices[4]["C"] = 100.0
+    assert tracking.chosen_summary(choices) == (
+        "n_neighbors=1, C=10 (4/5), scale=<2-vector>, shape_mle~1.2 (1..1.4), M=kernel (3/5), k=7 (2/5)")
+    assert tracking.chosen_summary([{}, {}]) == tracking.chosen_summary([]) == "none"
+    assert tracking.chosen_summary([{"a": 1}, {}]) == "a=1 (1/2)"
+
+
 def test_artifact_root_env(store, monkeypatch):
     monkeypatch.setenv("HLM_MLFLOW_ARTIFACTS", str(store / "art"))
     tracking.init_store("other")
@@ -91,11 +161,13 @@ def test_log_pair(store):
     runs = pair_frame("ds1/knn")
     assert len(runs) == 1 + N
     parent = runs[runs.run_id == parent_id].iloc[0]
-    children = runs[runs["tags.mlflow.parentRunId"] == parent_id].sort_values("params.split", key=lambda s: s.astype(int))
+    children = runs[runs["tags.mlflow.parentRunId"] == parent_id]
+    children = children.sort_values("params.split", key=lambda s: s.astype(int))
     assert len(children) == N and set(runs.status) == {"FINISHED"}
 
     assert parent["tags.mlflow.runName"] == "ds1/knn"
-    assert (parent["params.dataset"], parent["params.method"], parent["params.to_distance"]) == ("ds1", "knn", "bound_minus")
+    params = (parent["params.dataset"], parent["params.method"], parent["params.to_distance"])
+    assert params == ("ds1", "knn", "bound_minus")
     assert (parent["params.n_splits"], parent["params.test_fraction"], parent["params.seed"]) == ("5", "0.2", "1")
     assert parent["metrics.error_rate_mean"] == pytest.approx(ev.error_rate.mean())
     assert parent["metrics.error_rate_sd"] == pytest.approx(ev.error_rate.std(ddof=1))
@@ -104,6 +176,9 @@ def test_log_pair(store):
     assert parent["tags.rule"] == "track" and parent["tags.config_hash"] == "abc123def456"
     assert json.loads(parent["tags.wildcards"]) == TAGS["wildcards"]
     assert parent["tags.hlm.pair"] == "ds1/knn"
+    k = [json.loads(p)["n_neighbors"] for p in ev.params]
+    top = max(k, key=lambda v: (k.count(v), -k.index(v)))  # the most frequent, the first of ties
+    assert parent["params.chosen_params"] == f"n_neighbors={top} ({k.count(top)}/{N})"
 
     assert list(children["tags.mlflow.runName"]) == [f"ds1/knn/split-{k:02d}" for k in range(N)]
     assert list(children["params.n_neighbors"]) == [str(json.loads(p)["n_neighbors"]) for p in ev.params]
@@ -142,6 +217,23 @@ def test_same_file_is_not_logged_again(store):
     assert digest == file_sha256(e)
     _, changed = log(store, seed=2)  # a different result replaces
     assert changed != first and MlflowClient().get_run(first).info.lifecycle_stage == "deleted"
+
+
+def test_parent_of_an_earlier_version_gets_the_summary_params(store):
+    """A parent logged before ``chosen_params`` existed, for the same result file, gets it in place:
+    same run, no new runs."""
+    tracking.init_store()
+    ev, _ = log(store)
+    client = MlflowClient()
+    with pytest.MonkeyPatch.context() as m:  # what an earlier version logged: no chosen_params
+        m.setattr(tracking, "_summary_params", lambda evaluation: {})
+        m.setattr(tracking, "SUMMARY_PARAMS", ())
+        _, old = log(store, dataset="ds2")
+    assert "chosen_params" not in client.get_run(old).data.params
+    _, again = log(store, dataset="ds2")
+    assert again == old and len(pair_frame("ds2/knn")) == 1 + N
+    assert client.get_run(old).data.params["chosen_params"] == tracking.chosen_summary(
+        [json.loads(p) for p in ev.params])
 
 
 def test_retry_on_lock(monkeypatch):

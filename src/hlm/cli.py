@@ -1,10 +1,18 @@
-"""The ``hlm`` command: check a registry entry before running the pipeline.
+"""The ``hlm`` command: check a registry entry before running the pipeline; browse the results.
 
-    hlm check my_data [--registry config/datasets.yaml]
+    hlm check my_data [--registry REGISTRY]
 
 reads the raw file(s), validates them, converts to distances (paper section
 5.2) and prints a one-paragraph summary, or a one-line error naming the entry
-and the problem (exit status 2).
+and the problem (exit status 2). The registry and the distance stage's block
+size default to the pipeline's (hlm.config: the config schema's defaults).
+
+    hlm ui [--port 5000]
+
+starts MLflow's UI on the pipeline's store (``mlflow.db`` here, or
+``MLFLOW_TRACKING_URI``) and prints the address of the runs table of the
+experiment, in the view that shows each (data set, method) with its mean error
+and chosen parameters (MLflow 3 opens an experiment on its GenAI overview).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from hlm.config import config_defaults
 from hlm.errors import HLMError, print_error
 
 
@@ -22,7 +31,8 @@ def _check(args) -> None:
     from hlm.data.prepare import prepare_dataset
     from hlm.data.registry import get_spec, load_registry
 
-    spec = get_spec(load_registry(args.registry, names=[args.dataset]), args.dataset)
+    registry = args.registry or project_config()["registry"]
+    spec = get_spec(load_registry(registry, names=[args.dataset]), args.dataset)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if spec.kind in ("series", "sequences"):
@@ -43,15 +53,51 @@ def _check(args) -> None:
 
 
 def objects_artifact(spec, root):
-    """Raw objects -> distances in one process (the pipeline does it in cached row blocks)."""
+    """Raw objects -> distances in one process (the pipeline does it in cached row blocks, of the
+    entry's ``block_size`` or the config's default ``distance_block_size``; so does this)."""
     from hlm.objects.blocks import assemble, block_ranges, compute_block
     from hlm.objects.load import artifact_from_matrix, load_objects
 
     ids, objs, labels, meta = load_objects(spec, root)
     options = {"window": spec.window} if spec.window is not None else {}
+    block_size = spec.block_size or project_config()["distance_block_size"]
     blocks = [(i0, i1, compute_block(objs, spec.distance, i0, i1, options))
-              for i0, i1 in block_ranges(len(objs), spec.block_size or 500)]
+              for i0, i1 in block_ranges(len(objs), block_size)]
     return artifact_from_matrix(spec, ids, labels, assemble(blocks, len(objs)), meta)
+
+
+def project_config() -> dict:
+    """The pipeline's settings as ``snakemake`` in this folder would read them: ``config/config.yaml``
+    validated, its defaults filled in (only the schema's defaults without that file)."""
+    from pathlib import Path
+
+    from hlm.config import load_config
+
+    path = Path("config/config.yaml")
+    return load_config(path) if path.is_file() else config_defaults()
+
+
+def _ui(args) -> None:
+    """Print the runs table's address, then replace this process by ``mlflow ui`` on the store."""
+    import os
+    from pathlib import Path
+
+    uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path('mlflow.db').resolve()}"
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists():
+        raise HLMError(f"{uri.removeprefix('sqlite:///')}: no MLflow store here; run the pipeline first "
+                       "(make run), or set MLFLOW_TRACKING_URI")
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    from mlflow import MlflowClient
+
+    from hlm.tracking import init_store, ui_path
+
+    experiment = args.experiment or project_config()["mlflow"]["experiment"]
+    if MlflowClient().get_experiment_by_name(experiment) is None:
+        raise HLMError(f"{uri}: no experiment '{experiment}' in this MLflow store; run the pipeline first")
+    experiment_id = init_store(experiment)  # brings the runs view and the description up to date
+    print(f"hlm: the runs table: http://{args.host}:{args.port}/{ui_path(experiment_id)}", flush=True)
+    mlflow = Path(sys.executable).with_name("mlflow")
+    os.execv(mlflow, [str(mlflow), "ui", "--backend-store-uri", uri, "--host", args.host, "--port", str(args.port)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,11 +105,16 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="validate and summarise one registry entry")
     check.add_argument("dataset")
-    check.add_argument("--registry", default="config/datasets.yaml")
+    check.add_argument("--registry", help="the data set registry (default: the pipeline's, from "
+                       "config/config.yaml or the config schema)")
     check.add_argument("--root", default=".", help="directory the entry's paths are relative to")
+    ui = sub.add_parser("ui", help="MLflow's UI on the pipeline's store, opening on the results")
+    ui.add_argument("--host", default="127.0.0.1")
+    ui.add_argument("--port", type=int, default=5000)
+    ui.add_argument("--experiment", help="MLflow experiment (default: the pipeline's, from config/config.yaml)")
     args = parser.parse_args(argv)
     try:
-        _check(args)
+        _check(args) if args.command == "check" else _ui(args)
     except HLMError as exc:
         return print_error(exc)
     return 0

@@ -75,7 +75,7 @@ class ComponentStats:
     sum_log_u: np.ndarray
 
     @classmethod
-    def from_samples(cls, u, component, n_components: int, weights=None) -> "ComponentStats":
+    def from_samples(cls, u, component, n_components: int, weights=None) -> ComponentStats:
         """Accumulate statistics from samples ``u`` (> 0) with ``component`` indices."""
         u = np.asarray(u, dtype=np.float64)
         component = np.asarray(component, dtype=np.intp)
@@ -88,7 +88,7 @@ class ComponentStats:
             sum_log_u=np.bincount(component, w * np.log(u), minlength=n_components),
         )
 
-    def __add__(self, other: "ComponentStats") -> "ComponentStats":
+    def __add__(self, other: ComponentStats) -> ComponentStats:
         return ComponentStats(
             self.weight + other.weight, self.sum_u + other.sum_u, self.sum_log_u + other.sum_log_u
         )

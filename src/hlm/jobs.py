@@ -13,10 +13,10 @@ matrices of these methods only oversubscribes the cores (measured: a
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 from hlm.errors import HLMError, error_line, print_error
 
@@ -37,9 +37,9 @@ def setup_logging(log_file: str | None) -> logging.Logger:
 def run(job: Callable[[], None], log_file: str | None = None) -> None:
     """Run ``job``; turn an HLMError into a one-line message and exit status 2."""
     log = setup_logging(log_file)
-    import hlm
-
     from threadpoolctl import threadpool_limits
+
+    import hlm
 
     log.info("hlm library: %s", Path(hlm.__file__).parent)
     try:
@@ -48,3 +48,19 @@ def run(job: Callable[[], None], log_file: str | None = None) -> None:
     except HLMError as exc:
         log.error("%s", error_line(exc))
         sys.exit(print_error(exc))
+    log.info("%s", resource_line())
+
+
+#: the last line of a finished job's log (read by benchmarks/cpu_by_rule.py)
+RESOURCE_PREFIX = "job resources:"
+
+
+def resource_line() -> str:
+    """``job resources: cpu 12.34 s, max rss 456 MB``: the CPU seconds of this process and of its
+    children it has waited for (the CV worker processes), since the process started."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    rss_mb = max(own.ru_maxrss, children.ru_maxrss) / 1024  # Linux: kilobytes
+    return f"{RESOURCE_PREFIX} cpu {cpu:.2f} s, max rss {rss_mb:.0f} MB"

@@ -15,6 +15,15 @@ point the kill came at, the next call leaves exactly one finished parent per
 pair with one child per split (see :func:`log_pair`). The pipeline logs from
 one job per data set (rule ``track``), so MLflow is imported and its store
 opened once per data set rather than once per method job.
+
+The MLflow 3.17 UI opens an experiment on the GenAI overview unless the
+browser's sidebar switch says "Model training" (URL parameter ``workflowType``,
+else the browser's local storage; the experiment tag ``mlflow.experimentKind``
+is no longer read), and its runs table shows no metric or parameter column until
+one is picked. :func:`init_store` therefore stores, in the experiment's tags, a
+saved runs-table view (:data:`VIEW_KEY`: the parent runs with ``error_rate_mean``,
+``error_rate_sd``, ``to_distance`` and ``chosen_params``) and a description
+whose first line links to it (:func:`ui_path`); see :func:`init_store`.
 """
 
 from __future__ import annotations
@@ -25,8 +34,10 @@ import json
 import logging
 import os
 import random
+import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -49,6 +60,16 @@ PAIR_TAG = "hlm.pair"
 DIGEST_TAG = "hlm.digest"
 PARENT_TAG = "mlflow.parentRunId"
 RETRY_SECONDS = 60.0
+
+# Experiment tags read by the MLflow UI (names and formats of MLflow 3.17's UI bundle).
+KIND_TAG = "mlflow.experimentKind"  # earlier 3.x UIs open the runs table for it; 3.17's ignores it
+NOTE_TAG = "mlflow.note.content"  # the experiment's description (Markdown)
+VIEW_KEY = "hlm-results"  # ?viewStateShareKey=...: the saved view in tag mlflow.sharedViewState.<key>
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+VIEW_NAME = "hlm results"
+#: the view's columns (after Run Name and Created) and their widths in pixels
+VIEW_COLUMNS = {"metrics.`error_rate_mean`": 125, "metrics.`error_rate_sd`": 110,
+                "params.`to_distance`": 110, "params.`chosen_params`": 360}
 
 _log = logging.getLogger(__name__)
 
@@ -132,17 +153,81 @@ def init_store(experiment: str = "hlm") -> str:
     The experiment's artifact location is the file URI of :func:`artifact_root`;
     an existing experiment keeps the location it was created with. Safe to call
     from concurrent processes (serialised by a lock file next to the database).
+
+    New and existing experiments (made by earlier versions) get the tags the
+    MLflow UI reads (:func:`_ui_tags`): the saved runs-table view :data:`VIEW_TAG`
+    (rewritten when it differs from :func:`view_state`), ``mlflow.experimentKind``
+    = ``custom_model_development`` and a description linking to the view (both
+    only when missing: a description edited in the UI is kept).
     """
     with _init_lock():
         client = _retry(_client)
         exp = _retry(client.get_experiment_by_name, experiment)
-        if exp is not None:
-            if exp.lifecycle_stage == "deleted":
-                _retry(client.restore_experiment, exp.experiment_id)
-            return exp.experiment_id
-        root = artifact_root()
-        root.mkdir(parents=True, exist_ok=True)
-        return _retry(client.create_experiment, experiment, artifact_location=root.as_uri())
+        if exp is None:
+            root = artifact_root()
+            root.mkdir(parents=True, exist_ok=True)
+            exp_id = _retry(client.create_experiment, experiment, artifact_location=root.as_uri())
+            exp = _retry(client.get_experiment, exp_id)
+        elif exp.lifecycle_stage == "deleted":
+            _retry(client.restore_experiment, exp.experiment_id)
+        _ui_tags(client, exp.experiment_id, exp.tags)
+        return exp.experiment_id
+
+
+def view_state() -> dict:
+    """The runs-table state of the saved view :data:`VIEW_KEY` (MLflow UI's search facets and UI state).
+
+    The top-level runs (parents and incremental schemes; the per-split children
+    are filtered out, so that one page of the table holds every pair) sorted by
+    name, i.e. by data set then method, with :data:`VIEW_COLUMNS` (the UI
+    applies a width only to a column listed in ``columnOrder``).
+    """
+    return {
+        "searchFilter": "tags.`hlm.role` != 'child'",
+        "orderByKey": "tags.`mlflow.runName`",
+        "orderByAsc": True,
+        "selectedColumns": list(VIEW_COLUMNS),
+        "columnOrder": list(VIEW_COLUMNS),
+        "columnWidths": dict(VIEW_COLUMNS),
+    }
+
+
+def ui_path(experiment_id: str) -> str:
+    """The UI's address (after ``http://host:port/``) of the runs table in the saved view."""
+    return f"#/experiments/{experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
+
+
+def _note(experiment_id: str) -> str:
+    return (
+        f"[Runs table: error rates and chosen parameters]({ui_path(experiment_id)}) (opens in a new tab). "
+        "One run per (data set, method) with `error_rate_mean`, `error_rate_sd` (%, over the splits) "
+        "and `chosen_params` (the cross-validated choices: value and number of splits, or median and "
+        "range); its per-split runs are nested under it (this view hides them: clear the search box to "
+        "see them). Without the link: switch the sidebar to *Model training*, open *Runs*, then "
+        "*Views* \u25b8 *hlm results*."
+    )
+
+
+def _ui_tags(client, exp_id: str, tags: dict) -> None:
+    """Set the experiment tags the MLflow UI reads, writing only those that change."""
+    wanted = {}
+    if KIND_TAG not in tags:
+        wanted[KIND_TAG] = "custom_model_development"
+    if not tags.get(NOTE_TAG):
+        wanted[NOTE_TAG] = _note(exp_id)
+    state = json.dumps(view_state(), sort_keys=True)
+    try:
+        old = json.loads(tags[VIEW_TAG])
+        created = int(old["createdAt"])
+        current = old["state"] == state and old["name"] == VIEW_NAME
+    except (KeyError, TypeError, ValueError):
+        created, current = None, False
+    if not current:
+        now = int(time.time() * 1000)
+        wanted[VIEW_TAG] = json.dumps({"name": VIEW_NAME, "createdAt": created or now, "updatedAt": now,
+                                       "state": state})
+    for key, value in wanted.items():
+        _retry(client.set_experiment_tag, exp_id, key, value)
 
 
 # --------------------------------------------------------------------------- logging
@@ -221,6 +306,68 @@ def _open(pair: str, path, experiment: str) -> tuple[str, str, str | None]:
     return exp_id, digest, logged_run(pair, digest, experiment)
 
 
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, dict)):
+        return f"<{len(value)}-vector>" if isinstance(value, list) else "<dict>"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def chosen_summary(choices: list[dict]) -> str:
+    """One line summarising the per-split CV choices (the evaluation's ``params`` JSON).
+
+    Per parameter, in order of appearance: ``name=value`` when every split chose
+    the same value; ``name~median (min..max)`` for non-integer numbers that
+    differ in more than half the splits (estimates such as a kernel scale); else the most
+    frequent value and its count, ``name=value (k/n)``. Vectors show as
+    ``<len-vector>``. ``none`` when the method has no parameters.
+    """
+    n = len(choices)
+    keys = list(dict.fromkeys(k for c in choices for k in c))
+    parts = []
+    for key in keys:
+        values = [c[key] for c in choices if key in c]
+        shown = Counter(_fmt(v) for v in values)
+        top, count = shown.most_common(1)[0]
+        continuous = (all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+                      and any(isinstance(v, float) and not v.is_integer() for v in values))
+        if any(isinstance(v, list) for v in values):
+            parts.append(f"{key}={top}")
+        elif len(shown) == 1:
+            parts.append(f"{key}={top}" + ("" if len(values) == n else f" ({len(values)}/{n})"))
+        elif continuous and len(shown) > len(values) / 2:
+            parts.append(f"{key}~{_fmt(float(statistics.median(values)))} "
+                         f"({_fmt(float(min(values)))}..{_fmt(float(max(values)))})")
+        else:
+            parts.append(f"{key}={top} ({count}/{n})")
+    return ", ".join(parts)[:1000] or "none"
+
+
+def _choices(evaluation: pd.DataFrame) -> list[dict]:
+    if "params" not in evaluation:
+        return []
+    return [json.loads(p) if isinstance(p, str) and p else {} for p in evaluation["params"]]
+
+
+#: parent params derived from the evaluation, logged into parents of earlier versions that lack them
+SUMMARY_PARAMS = ("chosen_params",)
+
+
+def _summary_params(evaluation: pd.DataFrame) -> dict:
+    return {"chosen_params": chosen_summary(_choices(evaluation))}
+
+
+def _complete_parent(client, run_id: str, evaluation_path) -> None:
+    """Log the :func:`_summary_params` that a parent logged by an earlier version lacks."""
+    have = _retry(client.get_run, run_id).data.params
+    if all(k in have for k in SUMMARY_PARAMS):
+        return
+    evaluation = pd.read_parquet(evaluation_path).sort_values("split")
+    missing = {k: v for k, v in _summary_params(evaluation).items() if k not in have}
+    _retry(client.log_batch, run_id, params=[Param(k, _str(v)) for k, v in missing.items()])
+
+
 def _warnings(row) -> list[str]:
     """Warnings the fit raised on one split (the evaluation's ``warnings`` JSON column)."""
     raw = getattr(row, "warnings", None)
@@ -240,7 +387,8 @@ def log_pair(
     """Log one (dataset, method) evaluation as a parent run with a child run per split.
 
     Parent: params ``dataset``, ``method``, ``to_distance`` (from the evaluation
-    metadata) plus ``params``; metrics ``error_rate_mean``, ``error_rate_sd``
+    metadata), ``chosen_params`` (the splits' CV choices in one line,
+    :func:`chosen_summary`) plus ``params``; metrics ``error_rate_mean``, ``error_rate_sd``
     (ddof=1), ``fit_seconds_mean``, ``predict_seconds_mean``, ``n_splits``; tags
     ``tags`` plus ``hlm.pair``; metric ``n_splits_with_warnings``; the two Parquet files as artifacts
     (``evaluation/``, ``predictions/``). Children (``{pair}/split-{k:02d}``):
@@ -259,12 +407,14 @@ def log_pair(
     record this evaluation file (same SHA-256, tag ``hlm.digest`` on a FINISHED
     parent, hence with all its children), nothing is logged, but the pair's
     other active runs are still soft-deleted: a job killed while it deleted them
-    left them behind. Returns the parent run id.
+    left them behind; and a parent logged by an earlier version of this module
+    gets the params it lacks (``chosen_params``). Returns the parent run id.
     """
     pair = f"{dataset}/{method}"
     exp_id, digest, existing = _open(pair, evaluation_path, experiment)
     client = _client()
     if existing:
+        _complete_parent(client, existing, evaluation_path)
         _keep_only(client, existing, pair, experiment)
         return existing
     evaluation = pd.read_parquet(evaluation_path).sort_values("split")
@@ -279,7 +429,7 @@ def log_pair(
               **({"hlm.cv_folds_reduced": f"{int(folds.min())}-{int(folds.max())} of {params['cv_folds']} folds"}
                  if reduced else {})},
         params={"dataset": dataset, "method": method,
-                "to_distance": meta.get("to_distance", "unknown"), **params},
+                "to_distance": meta.get("to_distance", "unknown"), **_summary_params(evaluation), **params},
         metrics={
             "error_rate_mean": err.mean(),
             "error_rate_sd": err.std(ddof=1),
@@ -392,5 +542,5 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
 
 __all__ = [
     "init_store", "log_pair", "log_incremental", "logged_run", "pair_runs",
-    "tracking_uri", "artifact_root",
+    "tracking_uri", "artifact_root", "chosen_summary", "view_state", "ui_path",
 ]

@@ -28,7 +28,6 @@ from scipy.spatial.distance import squareform
 
 from hlm.clustering.result import Clustering, check_k, check_matrix, make_result, singletons
 
-
 #: Lance-Williams update on squared distances (ward.D2, SciPy's) or on the distances (ward.D)
 WARD_UPDATES = ("d2", "d")
 

@@ -34,7 +34,10 @@ def known_cv_errors(
     checks = [
         (prior_meta.get("cv_estimator") == estimator, "its estimator parameters differ"),
         (str(prior_meta.get("seed")) == str(seed), f"its seed {prior_meta.get('seed')} is not {seed}"),
-        (str(prior_meta.get("cv_folds")) == str(n_folds), f"its cv_folds {prior_meta.get('cv_folds')} is not {n_folds}"),
+        (
+            str(prior_meta.get("cv_folds")) == str(n_folds),
+            f"its cv_folds {prior_meta.get('cv_folds')} is not {n_folds}",
+        ),
         (set(n_train) <= set(prior["split"].astype(int)), "it lacks some splits"),
     ]
     for ok, why in checks:

@@ -11,16 +11,14 @@ of eq. 1, and posteriors follow eq. 6, all in the log domain.
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.utils._param_validation import Interval
 
 from hlm.errors import DataError
 from hlm.gamma import ComponentStats, fit_gamma, log_pseudo_density
-from numbers import Real
-
-from sklearn.utils._param_validation import Interval
-
 from hlm.models._base import PosteriorClassifier
 
 

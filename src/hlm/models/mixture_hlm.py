@@ -76,7 +76,7 @@ class HLMModel:
         return json.dumps(asdict(self), default=_json_default)
 
     @classmethod
-    def from_json(cls, text: str) -> "HLMModel":
+    def from_json(cls, text: str) -> HLMModel:
         return cls(**json.loads(text))
 
 

@@ -1,7 +1,7 @@
 """The error rates the paper reports: % mean (sd) over 20 random 80/20 splits.
 
-Qiao & Li, Tables 2 and 3 (``../shared/papers/qiao-li-hlm-distance-mixture.txt``),
-and, for the SVMs on Sonar's raw vectors, the text at the end of section 5.3.
+Qiao & Li, *Distance-based Mixture Modeling for Classification via Hypothetical Local
+Mapping*, Tables 2 and 3, and, for the SVMs on Sonar's raw vectors, the text at the end of section 5.3.
 Keyed by our method ids and registry data set names; only the data sets we
 have are listed (House Votes is not in the paper).
 """

@@ -254,7 +254,9 @@ def run_time_markdown(times: pd.DataFrame, datasets: list, methods: list, labels
 
     def cell(m, d) -> str:
         r = by.loc[(m, d)]
-        return NA if r["n_splits"] == 0 else f"{format_seconds(r['fit_seconds'])} / {format_seconds(r['predict_seconds'])}"
+        if r["n_splits"] == 0:
+            return NA
+        return f"{format_seconds(r['fit_seconds'])} / {format_seconds(r['predict_seconds'])}"
 
     caption = ("Mean wall time per split: training (10-fold CV over the grid + final fit) / testing "
                "(classifying the test part), as in the paper's Table 4. Jobs of the costly methods run "
@@ -279,7 +281,8 @@ def incremental_time_table(runs: dict, datasets: list, schemes: list, paper: dic
         for d in datasets:
             frame = runs.get((s, d))
             if frame is None or frame.empty:
-                rows.append((s, d, 0, float("nan"), float("nan"), float("nan"), (paper or {}).get((s, d), float("nan"))))
+                nan = float("nan")
+                rows.append((s, d, 0, nan, nan, nan, (paper or {}).get((s, d), nan)))
                 continue
             totals = frame.groupby("split")["round_seconds"].sum()
             last = frame[frame["round"] == frame["round"].max()]["error_rate"].mean()

@@ -1,0 +1,42 @@
+"""A pipeline job's wrapper (hlm.jobs.run): its log ends with the job's CPU seconds, which
+benchmarks/cpu_by_rule.py sums by rule."""
+
+import importlib.util
+import time
+from pathlib import Path
+
+from hlm.jobs import RESOURCE_PREFIX, run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cpu_by_rule():
+    spec = importlib.util.spec_from_file_location("cpu_by_rule", ROOT / "benchmarks/cpu_by_rule.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _busy(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_log_ends_with_the_jobs_cpu_seconds_and_they_add_up_by_rule(tmp_path):
+    logs = tmp_path / "logs"
+    for rel, seconds in (("evaluate/voting/knn.log", 0.3), ("evaluate/sonar/knn.log", 0.2),
+                         ("track/voting.log", 0.1), ("incremental/voting/scheme_ii.log", 0.0)):
+        (logs / rel).parent.mkdir(parents=True, exist_ok=True)
+        before = time.process_time()
+        run(lambda s=seconds: _busy(s), str(logs / rel))
+        spent = time.process_time() - before
+        last = (logs / rel).read_text().strip().splitlines()[-1]
+        assert RESOURCE_PREFIX in last
+        # the process's CPU time since it started: at least what this job spent
+        assert float(last.split("cpu ")[1].split(" s")[0]) >= spent - 0.02
+    (logs / "splits").mkdir()
+    (logs / "splits/voting.log").write_text("killed before the end\n")
+    found, unfinished = _cpu_by_rule().cpu_by_rule(logs)
+    assert sorted(found) == ["incremental_scheme_ii", "knn", "track"]
+    assert len(found["knn"]) == 2 and unfinished == [logs / "splits/voting.log"]
