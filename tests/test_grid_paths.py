@@ -30,6 +30,9 @@ from hlm.models._grid import predict_each
 from hlm.models.from_distances import SimilarityFromDistances
 from hlm.models.knn import KNNClassifier
 from hlm.models.local_sda import LocalSDA
+from hlm.models.local_sda_bayes import BayesianLocalSDA, PairwiseBayesianLocalSDA
+from hlm.models.local_sda_pairwise import PairwiseLocalSDA
+from hlm.models.local_sda_regularized import RegularizedLocalSDA
 from hlm.models.psvm import PSVM
 from hlm.models.svm_knn import SVMKNN
 from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel, SVMVectors
@@ -95,8 +98,26 @@ GRIDS = {
     "krr_knn": (KRRKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
+    "svm_knn_flip": (SVMKNN(local_kernel="flip"), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
+    "svm_knn_shift": (SVMKNN(local_kernel="shift"), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
+    "svm_knn_features": (SVMKNN(local_kernel="features"), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
+    "svm_knn_kernels": (SVMKNN(), {"n_neighbors": [4, 16], "C": [0.1, 100.0],
+                                   "local_kernel": ["clip", "flip", "shift", "features"]}),
     "local_sda": (LocalSDA(), {"n_neighbors": [1, 2, 4, 8, 16, 32, 64]}),
     "local_sda_continuous_exact": (LocalSDA(support="continuous", degenerate="exact"), {"n_neighbors": [2, 8, 32]}),
+    "local_sda_bayes": (BayesianLocalSDA(), {"n_neighbors": [2, 4, 8, 16, 32, 64, 128]}),
+    "local_sda_pairwise_bayes": (PairwiseBayesianLocalSDA(), {"n_neighbors": [2, 4, 8, 16, 32, 64, 128]}),
+    "local_sda_bayes_unsorted": (BayesianLocalSDA(prior="global", n_bins=6),
+                                 {"n_neighbors": [32, 1, 8, 200, 2, 8, 79, 80]}),
+    "local_sda_pairwise_bayes_unsorted": (PairwiseBayesianLocalSDA(prior="global", n_bins=6),
+                                          {"n_neighbors": [32, 1, 8, 200, 2, 8, 79, 80]}),
+    "local_sda_pairwise": (PairwiseLocalSDA(), {"n_neighbors": [2, 4, 8, 16, 32, 64]}),
+    "local_sda_pairwise_continuous_exact": (PairwiseLocalSDA(support="continuous", degenerate="exact"),
+                                            {"n_neighbors": [2, 8, 32]}),
+    "local_sda_regularized": (RegularizedLocalSDA(), {"n_neighbors": [2, 8, 32, 64],
+                                                      "zeta": [1e-6, 1e-3, 0.01, 0.1, 0.5, 0.9]}),
+    "local_sda_regularized_zeta_ends": (RegularizedLocalSDA(degenerate="knn"), {"n_neighbors": [1, 4, 16],
+                                                                                 "zeta": [0.0, 0.5, 1.0]}),
 }
 
 

@@ -1,5 +1,6 @@
 """Error-rate tables and figures."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -186,3 +187,25 @@ def test_run_time_table_means():
     t = run_time_table(long, DATASETS, METHODS).set_index(["method", "dataset"])
     assert t.loc[("a", "ds1"), "fit_seconds"] == pytest.approx(2.0) and t.loc[("a", "ds1"), "n_splits"] == 3
     assert t.loc[("b", "ds2"), "n_splits"] == 0 and pd.isna(t.loc[("b", "ds2"), "fit_seconds"])
+
+
+def test_sda_table_puts_ours_beside_each_cell_of_the_papers_tables():
+    """Tables I-II of the local SDA paper: each row's method, our mean and z = diff / SE; data sets
+    we lack say so; rows whose method did not run say 'not run'."""
+    from hlm.reporting.paper import SDA_DATASETS, SDA_ROWS, SDA_SOURCE
+    from hlm.reporting.tables import sda_comparison, sda_markdown
+
+    summary = pd.DataFrame({"method": ["local_sda", "local_sda", "svm_knn_flip"],
+                            "dataset": ["aural_sonar", "voting", "protein"],
+                            "mean": [18.75, 8.90, 1.74], "sd": [7.05, 2.33, 2.49], "n_splits": [20, 20, 20]})
+    comparison = sda_comparison(summary, SDA_ROWS, SDA_DATASETS)
+    assert len(comparison) == len(SDA_ROWS) * len(SDA_DATASETS)
+    row = comparison[(comparison.row == "local SDA") & (comparison.dataset == "Voting")].iloc[0]
+    assert row["paper_mean"] == 6.90 and row["z"] == pytest.approx(2.0 / np.sqrt(2 * 2.33**2 / 20))
+    same = comparison[(comparison.row == "local SDA") & (comparison.dataset == "Aural Sonar")].iloc[0]
+    assert same["z"] == 0.0
+    text = sda_markdown(comparison, SDA_DATASETS, SDA_SOURCE)
+    assert "| local SDA (`local_sda`) | not available here (12.37) | 18.75 vs 18.75 (+0.0) |" in text
+    assert "8.90 vs 6.90 (**+2.7**)" in text
+    assert "| KNN-SVM (flip) (`svm_knn_flip`) | not available here (7.63) | not run (14.00) |" in text
+    assert "1.74 vs 1.74 (+0.0)" in text and "**Table I**" in text and "**Table II**" in text

@@ -186,6 +186,63 @@ METHODS.update(
 )
 
 
+# -- Bayesian and pairwise Bayesian local SDA (docs/local-sda-family-spec.md, sections 3 and 5; Sadowski et al.
+# Table I), with that paper's k grid (no k = 1; spec section 1); their class posteriors are stored
+_BAYES_K_GRID = [2, 4, 8, 16, 32, 64, 128]
+METHODS.update(
+    {
+        "local_sda_bayes": MethodSpec(
+            id="local_sda_bayes", label="Bayesian local SDA", input="similarity", posteriors=True,
+            estimator="hlm.models.local_sda_bayes:BayesianLocalSDA",
+            default_grid={"n_neighbors": _BAYES_K_GRID},
+        ),
+        "local_sda_pairwise_bayes": MethodSpec(
+            id="local_sda_pairwise_bayes", label="pairwise Bayesian local SDA", input="similarity", posteriors=True,
+            estimator="hlm.models.local_sda_bayes:PairwiseBayesianLocalSDA",
+            default_grid={"n_neighbors": _BAYES_K_GRID},
+        ),
+    }
+)
+
+
+# -- SVM-KNN's other local kernels (docs/local-sda-family-spec.md, section 7; Sadowski et al. Table II),
+# with that paper's k grid (no k = 1; spec section 1)
+_SVM_KNN_K_GRID = [2, 4, 8, 16, 32, 64, 128]
+METHODS.update(
+    {
+        "svm_knn_flip": _compared("svm_knn_flip", "SVM-KNN (flip)", "svm_knn:SVMKNN",
+                                  {"n_neighbors": _SVM_KNN_K_GRID, "C": C_GRID},
+                                  fixed={"local_kernel": "flip"}, parallel_cv=True),
+        "svm_knn_shift": _compared("svm_knn_shift", "SVM-KNN (shift)", "svm_knn:SVMKNN",
+                                   {"n_neighbors": _SVM_KNN_K_GRID, "C": C_GRID},
+                                   fixed={"local_kernel": "shift"}, parallel_cv=True),
+        "svm_knn_features": _compared("svm_knn_features", "SVM-KNN (sims-as-features)", "svm_knn:SVMKNN",
+                                      {"n_neighbors": _SVM_KNN_K_GRID, "C": C_GRID},
+                                      fixed={"local_kernel": "features"}, parallel_cv=True),
+    }
+)
+
+
+# -- pairwise and regularized local SDA (docs/local-sda-family-spec.md, sections 4 and 6; Sadowski et al.
+# Table I), with that paper's k grid (no k = 1; spec section 1); the regularized one's grid is k x zeta
+_PAIRWISE_REGULARIZED_K_GRID = [2, 4, 8, 16, 32, 64, 128]
+ZETA_GRID = [1e-6, 1e-3, 0.01, 0.1, 0.5, 0.9]
+METHODS.update(
+    {
+        "local_sda_pairwise": MethodSpec(
+            id="local_sda_pairwise", label="pairwise local SDA", input="similarity", posteriors=True,
+            estimator="hlm.models.local_sda_pairwise:PairwiseLocalSDA",
+            default_grid={"n_neighbors": _PAIRWISE_REGULARIZED_K_GRID},
+        ),
+        "local_sda_regularized": MethodSpec(
+            id="local_sda_regularized", label="regularized local SDA", input="similarity", posteriors=True,
+            estimator="hlm.models.local_sda_regularized:RegularizedLocalSDA",
+            default_grid={"n_neighbors": _PAIRWISE_REGULARIZED_K_GRID, "zeta": ZETA_GRID},
+        ),
+    }
+)
+
+
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"

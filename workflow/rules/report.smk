@@ -25,6 +25,8 @@ rule error_rate_tables:
             category="Run time",
         ),
         run_time_md="results/tables/run_time.md",
+        sda_md="results/tables/error_rates_sda.md",
+        sda_csv="results/tables/error_rates_sda.csv",
     params:
         datasets=DATASETS,
         methods=RUN_METHODS,

@@ -1,14 +1,24 @@
-"""SVM-KNN (clip): a small SVM on each test object's neighbourhood (spec ``docs/compared-methods-spec.md`` 6.8).
+"""SVM-KNN: a small SVM on each test object's neighbourhood (spec ``docs/compared-methods-spec.md`` 6.8;
+the variants of ``docs/local-sda-family-spec.md`` 7).
 
 Zhang et al.'s naive algorithm [V: Zhang et al. section 2] on a similarity
-matrix, with the "(clip)" kernel of HLM/[Chen09] [R/P]:
+matrix, with the "(clip)" kernel of HLM/[Chen09] [R/P] or one of the other
+local kernels of Sadowski et al.'s Table II (``local_kernel``):
 
 1. N = the k most similar fit-set objects, ranked by (-s_i, i) (spec 5 [P]);
    if they all share one class, return it;
-2. local kernel = clip of Sym(S_N), test row (P s_N)^T (``fit_spectrum``);
+2. local kernel of A = Sym(S_N) and the test row of s_N (``fit_spectrum``'s transforms):
+
+   * "clip": U max(Lambda, 0) U^T, test row (P_clip s_N)^T (the HLM comparison's method);
+   * "flip": U |Lambda| U^T, test row (P_flip s_N)^T, P_flip = U sign(Lambda) U^T;
+   * "shift": A + max(0, -lambda_min) I, test row s_N unchanged;
+   * "features": the rows of A as linear features, A A^T, test row s_N^T A^T (spec 6.6 "square");
+
 3. ``SVC(kernel="precomputed", C)``, one-vs-one [P] (Zhang et al. use DAGSVM).
 
-With k = n_fit this is the global clip SVM [V: Zhang, K = n].
+With k = n_fit this is the global SVM of the same kernel [V: Zhang, K = n]
+(``SVMSimilarityKernel(spectrum=...)``; "features": ``SVMSimilarityFeatures(kernel="linear")``,
+whose features are the rows of S_fit itself: the same on symmetric data).
 
 The local SVMs are libsvm's C-SVC called directly (``_libsvm.fit_costs`` and
 ``predict_model``, the calls of ``PrecomputedSVC``): the same solver,
@@ -18,7 +28,9 @@ predict against 0.04-0.35 ms of libsvm work on these 8-128 object problems
 (SVM-KNN fits one per test object and grid point). The clips of a call's
 neighbour sets share one batched ``eigh`` (``fit_spectra``); the rest is
 ``fit_spectrum``'s operations set by set, and the results equal the one-by-one
-computation bit for bit (tested).
+computation bit for bit (tested). flip and shift share the batched ``eigh`` as
+clip; "features" needs no eigendecomposition (A A^T per set, as the global
+``SVMSimilarityFeatures``).
 """
 
 from __future__ import annotations
@@ -27,7 +39,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import SimilarityClassifier
 from hlm.models._grid import group_grid
@@ -35,9 +47,12 @@ from hlm.models._libsvm import FIT_STATUS, fit_costs, predict_model
 from hlm.models.spectrum import fit_spectra
 from hlm.models.svm_similarity import _SVC_CONSTRAINTS, warn_max_iter
 
+#: The local kernels and their names in messages (``SVMKNN.local_kernel``).
+LOCAL_KERNELS = {"clip": "clip", "flip": "flip", "shift": "shift", "features": "sims-as-features"}
+
 
 class SVMKNN(SimilarityClassifier):
-    """SVM-KNN (clip), spec 6.8.
+    """SVM-KNN, spec 6.8 (clip) and local SDA family spec 7 (flip, shift, features).
 
     Parameters
     ----------
@@ -45,6 +60,9 @@ class SVMKNN(SimilarityClassifier):
         k; capped at the number of fitted objects (grid as k-NN, spec 3).
     C : float
         Cost of every local SVM (1e-3..1e5 [V: Sadowski]).
+    local_kernel : {"clip", "flip", "shift", "features"}
+        How the local similarity matrix becomes a kernel (module docstring); "clip" is the
+        HLM comparison's SVM-KNN, the others are the variants of Sadowski et al.'s Table II.
     max_iter, cache_size
         Passed to each local ``SVC``.
 
@@ -52,17 +70,23 @@ class SVMKNN(SimilarityClassifier):
     -----
     Within one ``predict`` call, test objects with the same neighbour *set*
     share one local SVM. The neighbours enter the local SVM in ascending index
-    order (so k = n_fit reproduces the global clip SVM exactly). Local SVMs
+    order (so k = n_fit reproduces the global SVM of the same kernel). Local SVMs
     that stop at ``max_iter`` are reported in one ConvergenceWarning per call.
     """
 
-    _parameter_constraints = {**_SVC_CONSTRAINTS, "n_neighbors": [Interval(Integral, 1, None, closed="left")]}
+    _parameter_constraints = {
+        **_SVC_CONSTRAINTS,
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "local_kernel": [StrOptions(set(LOCAL_KERNELS))],
+    }
 
-    _path_params = ("C",)  # per k: the neighbour sets and their clips do not depend on C
+    _path_params = ("C",)  # per k: the neighbour sets and their local kernels do not depend on C
 
-    def __init__(self, n_neighbors: int = 8, C: float = 1.0, max_iter: int = 100_000, cache_size: float = 200):
+    def __init__(self, n_neighbors: int = 8, C: float = 1.0, local_kernel: str = "clip", max_iter: int = 100_000,
+                 cache_size: float = 200):
         self.n_neighbors = n_neighbors
         self.C = C
+        self.local_kernel = local_kernel
         self.max_iter = max_iter
         self.cache_size = cache_size
 
@@ -85,9 +109,10 @@ class SVMKNN(SimilarityClassifier):
         return self._predict_costs(self._check_predict_input(S), [self.C])[0]
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
-        """Grid path of one CV fold: per k, each neighbour set's clip is computed once and
-        its local SVM fitted for every C (equal to refitting per grid point, tested). The fit
-        (input checks) and the similarity ranking of the rows of S_val are shared by every k."""
+        """Grid path of one CV fold: per k (and local kernel), each neighbour set's local kernel
+        is computed once and its local SVM fitted for every C (equal to refitting per grid point,
+        tested). The fit (input checks) and the similarity ranking of the rows of S_val are
+        shared by every k."""
         out: list = [None] * len(grid)
         groups = group_grid(self, grid, self._path_params)  # validates every grid point
         model = clone(self).fit(S_fit, y)  # fit stores the data only: the same for every k
@@ -103,10 +128,11 @@ class SVMKNN(SimilarityClassifier):
     def _predict_costs(self, S: np.ndarray, costs: list[float], order: np.ndarray | None = None) -> list[np.ndarray]:
         """Predictions of the rows of S with local SVMs of each cost C in ``costs``.
 
-        Test objects with the same neighbour set share its clip transform and local SVMs. The
-        clips of up to ``_STACK_MAX_SIZE / k^2`` sets are computed together (``fit_spectra``:
-        one batched ``eigh``, otherwise ``fit_spectrum``'s operations on each set); a set's SVMs
-        are fitted by ``fit_costs`` and predict all of its rows in one libsvm call per C.
+        Test objects with the same neighbour set share its local kernel and local SVMs. The
+        kernels of up to ``_STACK_MAX_SIZE / k^2`` sets are computed together (``_local_kernels``;
+        clip, flip, shift: one batched ``eigh``, otherwise ``fit_spectrum``'s operations on each
+        set); a set's SVMs are fitted by ``fit_costs`` and predict all of its rows in one libsvm
+        call per C; each test row is mapped on its own (the same bits however rows are grouped).
         """
         neighbours = self._neighbour_sets(S, order)
         labels = self._y_idx[neighbours]
@@ -124,13 +150,14 @@ class SVMKNN(SimilarityClassifier):
             block = groups[start:start + step]
             sets = neighbours[[rows[0] for rows in block]]
             S_N = S_flat.take(sets[:, :, None] * n_fit + sets[:, None, :])  # S_fit_[np.ix_(N, N)] of each set
-            for N, rows, transform in zip(sets, block, fit_spectra(S_N, "clip")):
+            for N, rows, (kernel, test_map) in zip(sets, block, _local_kernels(S_N, self.local_kernel)):
                 # the set's classes and its labels coded 0..len(present)-1 (as np.unique), once for every C
                 present = np.flatnonzero(np.bincount(labels[rows[0]], minlength=n_classes))
                 local = present.searchsorted(labels[rows[0]]).astype(np.float64)
-                models = fit_costs(transform.kernel, local, len(present), costs,
+                models = fit_costs(kernel, local, len(present), costs,
                                    max_iter=self.max_iter, cache_size=self.cache_size)
-                K_te = [S[i, N][None, :] @ transform.projector for i in rows]  # transform_test, row by row
+                K_te = [S[i, N][None, :] if test_map is None else S[i, N][None, :] @ test_map
+                        for i in rows]  # transform_test, row by row
                 K_te = K_te[0] if len(K_te) == 1 else np.concatenate(K_te)
                 votes = [predict_model(model, K_te, self.cache_size) for model in models]  # (costs, rows)
                 out[:, rows] = present[np.array(votes, dtype=np.intp)]
@@ -139,12 +166,30 @@ class SVMKNN(SimilarityClassifier):
         for c, C in enumerate(costs):
             if n_hit[c]:
                 warn_max_iter(
-                    f"SVM-KNN (clip) k={self.n_neighbors}", C, self.max_iter,
+                    f"SVM-KNN ({LOCAL_KERNELS[self.local_kernel]}) k={self.n_neighbors}", C, self.max_iter,
                     f" in {n_hit[c]} of {len(groups)} local SVMs",
                 )
         return [self.classes_[row] for row in out]
 
 
-#: Largest m * k * k of the stack of local similarity blocks whose clips are computed together
+def _local_kernels(S_N: np.ndarray, how: str):
+    """(kernel, test map) of each matrix of the stack S_N (m x k x k) for the local kernel ``how``.
+
+    A test row s_N (1 x k) becomes ``s_N @ test map``, or s_N itself where the map is None:
+    clip and flip, the projector P (``fit_spectra``, one batched ``eigh``); shift, None;
+    features, A^T with A = Sym(S_N) (kernel A A^T, no eigendecomposition: spectrum's "square").
+    Yields one pair per matrix, in order.
+    """
+    if how != "features":
+        for t in fit_spectra(S_N, how):
+            yield t.kernel, t.projector
+        return
+    A = (S_N + S_N.transpose(0, 2, 1)) / 2.0  # Sym(S_N), matrix by matrix (as fit_spectra)
+    for A_i in A:
+        K = A_i @ A_i.T  # one 2-D product per set, as the global SVMSimilarityFeatures' F F^T
+        yield (K + K.T) / 2.0, A_i.T
+
+
+#: Largest m * k * k of the stack of local similarity blocks whose kernels are computed together
 #: (16 MB; e.g. 128 sets at k = 128).
 _STACK_MAX_SIZE = 2**21

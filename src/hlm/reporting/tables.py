@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hlm.data.artifacts import read_metadata, write_text
@@ -305,3 +306,56 @@ def incremental_time_markdown(times: pd.DataFrame, datasets: list, schemes: list
     caption = ("Total wall seconds of the model updates over all 9 incremental rounds (mean over the splits), "
                "as in the paper's Table 5, and the mean test error after the last round.")
     return _pipe_table(caption, datasets, schemes, cell, SCHEME_LABELS)
+
+
+# -- our numbers next to the local SDA paper's (Sadowski et al., Tables I-II) --------------
+SDA_COLUMNS = ["table", "row", "method", "dataset", "mean", "sd", "n_splits", "paper_mean", "paper_sd", "diff", "z"]
+
+
+def sda_comparison(summary: pd.DataFrame, rows, datasets: dict, paper_splits: int = 20) -> pd.DataFrame:
+    """One line per (paper row, paper data set): our mean for the row's method next to the paper's.
+
+    ``rows``: (table, label, method, (mean, sd) per data set); ``datasets``: paper name -> our data set
+    (None: not available here). Our numbers are NaN where the method or data set did not run.
+    """
+    ours = summary.set_index(["method", "dataset"])
+    lines = []
+    for table, label, method, values in rows:
+        for (paper_name, dataset), (pm, ps) in zip(datasets.items(), values):
+            key = (method, dataset)
+            r = ours.loc[key] if dataset is not None and key in ours.index else None
+            mean, sd, n = (r["mean"], r["sd"], r["n_splits"]) if r is not None else (np.nan, np.nan, 0)
+            se = (sd**2 / n + ps**2 / paper_splits) ** 0.5 if n > 1 else np.nan
+            z = (mean - pm) / se if se and se > 0 else np.nan
+            lines.append((table, label, method, paper_name, mean, sd, n, pm, ps, mean - pm, z))
+    return pd.DataFrame(lines, columns=SDA_COLUMNS)
+
+
+def sda_markdown(comparison: pd.DataFrame, datasets: dict, source: str) -> str:
+    """The paper's Tables I and II with our value beside each cell: "ours vs paper (z)"."""
+    lines = []
+    for table, part in comparison.groupby("table", sort=True):
+        lines += [f"**Table {table}**", "", "| row (our method) | " + " | ".join(datasets) + " |",
+                  "|---|" + "---:|" * len(datasets)]
+        for (label, method), cells in part.groupby(["row", "method"], sort=False):
+            by = cells.set_index("dataset")
+            out = []
+            for name, dataset in datasets.items():
+                r = by.loc[name]
+                if dataset is None:
+                    out.append(f"not available here ({r['paper_mean']:.2f})")
+                elif pd.isna(r["mean"]):
+                    out.append(f"not run ({r['paper_mean']:.2f})")
+                else:
+                    z = f"{r['z']:+.1f}" if pd.notna(r["z"]) else NA
+                    z = f"**{z}**" if pd.notna(r["z"]) and abs(r["z"]) > 2 else z
+                    out.append(f"{r['mean']:.2f} vs {r['paper_mean']:.2f} ({z})")
+            lines.append(f"| {_esc(label)} (`{method}`) | " + " | ".join(out) + " |")
+        lines.append("")
+    caption = ("Our test error (%, mean over the splits) beside each cell of the paper's tables, "
+               "in parentheses z = (ours - paper) / sqrt(sd^2/n + sd_paper^2/20); |z| > 2 in bold. "
+               f"Paper: {source}. Table I's row labels are matched from the paper's text "
+               "(docs/local-sda-family-spec.md section 8); its last two rows are regularized local SDA in "
+               "two forms the paper does not tell apart, both compared with ours. Amazon and Patrol are not "
+               "available here; the paper's value is in parentheses.")
+    return caption + "\n\n" + "\n".join(lines)

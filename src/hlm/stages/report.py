@@ -13,21 +13,25 @@ log = logging.getLogger("hlm")
 
 def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], csv_out: str, md_out: str,
            summary_out: str, test_fraction: float, paper_md_out: str | None = None, paper_csv_out: str | None = None,
-           run_time_csv_out: str | None = None, run_time_md_out: str | None = None) -> None:
+           run_time_csv_out: str | None = None, run_time_md_out: str | None = None,
+           sda_md_out: str | None = None, sda_csv_out: str | None = None) -> None:
     """The paper's tables from the evaluation Parquet files.
 
     ``results/tables/error_rates.{csv,md}`` (Table 2 layout, Wilcoxon bold) and
     the tidy summary; ``error_rates_paper.{md,csv}`` (ours next to Tables 2-3);
-    ``run_time.{csv,md}`` (Table 4).
+    ``run_time.{csv,md}`` (Table 4); ``error_rates_sda.{md,csv}`` (ours beside the
+    local SDA paper's Tables I-II).
     """
     from hlm.data.artifacts import write_text
-    from hlm.reporting.paper import PAPER_ERROR_RATES, PAPER_SOURCE
+    from hlm.reporting.paper import PAPER_ERROR_RATES, PAPER_SOURCE, SDA_DATASETS, SDA_ROWS, SDA_SOURCE
     from hlm.reporting.tables import (
         load_evaluations,
         paper_comparison,
         paper_markdown,
         run_time_markdown,
         run_time_table,
+        sda_comparison,
+        sda_markdown,
         write_error_rate_tables,
     )
 
@@ -47,6 +51,12 @@ def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], c
         write_text(times.to_csv(index=False), run_time_csv_out)
         write_text(run_time_markdown(times, datasets, methods, labels), run_time_md_out)
         log.info("run times written: %s, %s", run_time_csv_out, run_time_md_out)
+    if sda_md_out:
+        sda = sda_comparison(summary, SDA_ROWS, SDA_DATASETS)
+        write_text(sda_markdown(sda, SDA_DATASETS, SDA_SOURCE), sda_md_out)
+        if sda_csv_out:
+            write_text(sda.to_csv(index=False), sda_csv_out)
+        log.info("local SDA paper comparison written: %s", sda_md_out)
 
 
 def figure(evaluations: list[str], *, datasets: list[str], methods: list[str], output: str) -> None:

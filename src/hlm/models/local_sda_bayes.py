@@ -1,0 +1,581 @@
+"""Bayesian and pairwise Bayesian local SDA (docs/local-sda-family-spec.md §2, §3, §3.1, §5).
+
+From *Bayesian and Pairwise Local Similarity Discriminant Analysis* (Sadowski,
+Cazzanti and Gupta; "the paper"). For a test object x with neighbourhood
+N = N_k(x) (spec §5 of docs/compared-methods-spec.md: the k most similar fit
+objects by (-s_i, i)), N_g its class-g members, k_g = |N_g| and G_x the classes
+present:
+
+- **Bayesian local SDA** (paper §III, spec §3) models the similarity of x to
+  the local centroid mu_h of class h (local SDA's centroid, spec §6.5) given
+  class g by a multinomial theta_gh over the r bins of Omega with a Dirichlet
+  prior alpha_gh. Its data are the histogram m of
+  {psi(z, mu_h) : z in N_g} (k_g counts; z = mu_g counts when h = g), and the
+  estimate is the posterior mean, eq. (5):
+
+      theta_gh = (alpha_gh + m) / sum_j (alpha_gh[j] + m[j]).
+
+  Decision, eq. (6) with 0-1 cost: argmax over g in G_x of
+  log P(g) + sum_{h in G_x} log theta_gh[j(psi(x, mu_h))], j(.) the bin.
+- **Pairwise Bayesian local SDA** (end of paper §IV, spec §5): m counts all
+  pairwise similarities psi(z_i, z_l), z_i in N_g, z_l in N_h (k_g k_h
+  counts, z_i = z_l included when g = h), and the marginal of class h is
+  eq. (7) with the posterior mean in place of the exponential pmf [P: spec §5]:
+  P_h(T_h(x) | g) = (1/k_h) sum_{z in N_h} theta_gh[j(psi(x, z))]; decision by
+  eq. (6) with these marginals.
+- **alpha_gh** (paper §III.B, spec §3.1): maximum likelihood (hlm.dirichlet,
+  the Pólya likelihood) from the n histograms of the fit set's leave-one-out
+  neighbourhoods: every fit object's k most similar *other* fit objects, its
+  centroids and, for every ordered class pair (g, h) present, the histogram
+  as above. A pair never present in any neighbourhood gets the pooled estimate
+  of all pairs' histograms [P: spec §3.1]. This runs once per fit (per k).
+- **Omega** (spec §2): the r bins of ``make_bins``, built from the fit set (within the CV:
+  the fold's), through which every similarity is mapped to its bin j(psi).
+
+Class posteriors are the softmax of the scores over G_x, exactly 0 for classes
+absent from N [P: spec §3]; a neighbourhood of one class gives that class
+posterior 1 [P]. Every theta_gh[j] > 0 because alpha_gh >= alpha_min > 0, so
+no model degenerates (the paper's motivation, §VI).
+
+Choices of this module the spec leaves open [P]:
+
+- The bins (spec §2 fixes the rule, not these details): the distinct values
+  are counted over all entries of the fit matrix, its diagonal included (the
+  pairwise histograms count the self-similarities); the quantiles are those of
+  numpy's "inverted_cdf" (data values, no interpolation) at the levels
+  (j - 1/2) / n_bins, j = 1..n_bins, whose distinct values are the bin centres;
+  a value on an edge (a midpoint) goes to the upper bin.
+- alpha by hlm.dirichlet's safeguarded Newton iteration (the spec names Minka's
+  fixed point; both maximise the same likelihood, tests/test_dirichlet.py), from
+  a method-of-moments start; when every histogram of a pair holds one count
+  (k_g = 1 for all, e.g. k = 2 with two classes) alpha_0 is not identified and
+  is set to r (the value the fixed point keeps from its flat start).
+- The pooled estimate of a pair without histograms is the fit of all pairs'
+  histograms together (each row once per pair it holds).
+- Ties of the decision: local SDA's rule (spec §5): the largest score with
+  ``isclose(rtol=1e-12)``, then the larger fit-set prior pi_g, then the class
+  of the best-ranked neighbour (``hlm.models.knn.break_vote_ties``).
+- Local centroids as local SDA's (spec §6.5), ties included: the larger
+  psi(x, v), then the lower index; for a leave-one-out neighbourhood x is the
+  fit object whose neighbourhood it is.
+- The leave-one-out neighbourhoods rank the other fit objects by
+  (-psi(z_i, z), index), from row z_i of the fit matrix; k is capped at n - 1
+  there (at n for test objects).
+- The histograms m hold the self-similarity psi(mu_g, mu_g) (centroid, h = g)
+  or psi(z, z) (pairwise, g = h), as the paper's formulas are written, though a
+  test similarity psi(x, .) never is one.
+
+Implementation: the neighbourhood histograms of all rows run in compiled
+kernels (numba), which add the ranked neighbours one by one so that one pass
+serves every k (a symmetric matrix counts each pair of neighbours once); the
+Dirichlet fits are hlm.dirichlet's compiled solver, called per class pair
+(a pair whose histograms equal those of its transpose reuses its fit); the
+scores are numpy. ``predict_grid`` shares, across the grid of k, the bins, the
+binned matrices, the leave-one-out ranking of the fit set, the ranking of the
+validation rows and the histograms of every k (tested equal to refits,
+tests/test_grid_paths.py). The compiled functions call only functions of their
+own file: numba's on-disk cache checks the caller's file only, and would keep
+a stale copy of an edited callee in another file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from numba import njit
+from scipy.special import logsumexp
+from sklearn.base import clone
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+
+from hlm.dirichlet import ALPHA_MAX, ALPHA_MIN, MAX_ITER, STATUS, TOL, _polya_ml, sufficient_stats, warn_max_iter
+from hlm.models._base import CompiledKernels, SimilarityClassifier
+from hlm.models.knn import break_vote_ties
+
+#: ``alpha_status_`` of a class pair with no histogram: the pooled estimate of all pairs (spec §3.1 [P])
+POOLED = "pooled"
+_STATUS = np.array([*STATUS, POOLED], dtype=object)
+_POOLED = len(STATUS)
+#: equal values within this relative tolerance are centroid ties (as local SDA's kernel)
+_TIE_RTOL = 1e-12
+
+
+# ----------------------------------------------------------------- the bins of Omega (spec §2)
+@dataclass(frozen=True)
+class Bins:
+    """The r bins of Omega: bin j holds the similarities between ``edges[j-1]`` and ``edges[j]``.
+
+    ``centres`` are the bins' representative values (the distinct values or the
+    quantiles), ``edges`` the midpoints between consecutive centres. A value equal
+    to an edge goes to the upper bin; values beyond the end edges go to the end bins.
+    """
+
+    centres: np.ndarray
+    edges: np.ndarray
+
+    @property
+    def r(self) -> int:
+        return int(self.centres.size)
+
+    def index(self, S: np.ndarray) -> np.ndarray:
+        """The bin j(psi) of every similarity of the matrix ``S`` (int32; numpy's searchsorted, side "right")."""
+        return _bin_index(np.ascontiguousarray(S, dtype=np.float64), self.edges)
+
+
+def make_bins(S: np.ndarray, n_bins: int) -> Bins:
+    """Omega of the multinomial models from the fit-set similarities ``S`` (spec §2) [P].
+
+    At most ``n_bins`` distinct values among all entries of S (Aural Sonar: 10):
+    each value is a bin. Otherwise the centres are the distinct quantiles of the
+    off-diagonal entries at levels (j - 1/2) / n_bins, j = 1..n_bins, each the
+    smallest value whose empirical cdf reaches its level (numpy's "inverted_cdf";
+    a data value, no interpolation): bins of about equal frequency. Tied quantiles
+    merge, so there may be fewer than ``n_bins`` bins.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    if np.unique(S[0]).size <= n_bins and (values := np.unique(S)).size <= n_bins:
+        centres = values
+    else:
+        n = S.shape[0]
+        off = np.sort(S[~np.eye(n, dtype=bool)] if n > 1 else S.ravel())
+        # index ceil(level * N) - 1 of the sorted values, level = (2j - 1) / (2 n_bins), in integers
+        idx = ((2 * np.arange(n_bins) + 1) * off.size + 2 * n_bins - 1) // (2 * n_bins) - 1
+        centres = np.unique(off[idx])
+    return Bins(centres, (centres[:-1] + centres[1:]) / 2.0)
+
+
+def loo_ranking(S: np.ndarray) -> np.ndarray:
+    """Row i: the other fit objects by (-S[i, z], z) (leave-one-out neighbour ranking, spec §3.1), n x (n - 1)."""
+    A = -S
+    np.fill_diagonal(A, np.inf)
+    return np.argsort(A, axis=1, kind="stable")[:, : S.shape[0] - 1]
+
+
+def posterior_mean(alpha: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Eq. (5): the posterior mean (alpha + m) / sum_j (alpha[j] + m[j]) of a multinomial with a Dirichlet(alpha)
+    prior after the histogram m (last axis: the bins; the leading axes broadcast)."""
+    return (alpha + m) / (alpha.sum(axis=-1, keepdims=True) + m.sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------- estimators
+class _BayesianLocalSDABase(CompiledKernels, SimilarityClassifier):
+    """Bayesian local SDA with the statistic ``_statistic``: "centroid" (paper §III) or "pairwise" (end of §IV)."""
+
+    _statistic = "centroid"
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "n_bins": [Interval(Integral, 2, None, closed="left")],
+        "prior": [StrOptions({"local", "global"})],
+        "alpha_min": [Interval(Real, 0, None, closed="neither")],
+        "alpha_max": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    _path_params = ("n_neighbors",)  # one set of bins and one ranking serve every k (``predict_grid``)
+
+    def __init__(
+        self,
+        n_neighbors: int = 8,
+        n_bins: int = 20,
+        prior: str = "local",
+        alpha_min: float = ALPHA_MIN,
+        alpha_max: float = ALPHA_MAX,
+        max_iter: int = MAX_ITER,
+        tol: float = TOL,
+    ):
+        self.n_neighbors = n_neighbors
+        self.n_bins = n_bins
+        self.prior = prior
+        self.alpha_min = alpha_min
+        self.alpha_max = alpha_max
+        self.max_iter = max_iter
+        self.tol = tol
+
+    # -- fit ------------------------------------------------------------------
+    def fit(self, S, y):
+        """Bins of the fit set, the leave-one-out histograms and alpha_gh by maximum likelihood (spec §3.1)."""
+        self._validate_params()
+        S, y_idx = self._check_fit_input(S, y)
+        loo_order = self._prepare(S, y_idx)
+        k = min(int(self.n_neighbors), loo_order.shape[1])
+        counts, hist, _ = self._histograms(self._S, self._B, loo_order[:, :k], [k], with_stat=False)[k]
+        self._fit_alpha(counts, hist)
+        return self
+
+    def _validate_params(self) -> None:
+        """scikit-learn's checks of each parameter, and alpha_min < alpha_max (also for the config checks)."""
+        super()._validate_params()
+        if not self.alpha_min < self.alpha_max:
+            raise InvalidParameterError(f"{type(self).__name__}: alpha_min ({self.alpha_min}) must be below "
+                                        f"alpha_max ({self.alpha_max})")
+
+    def _prepare(self, S: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
+        """What every k shares: the fit set, its bins and binned matrix; returns the leave-one-out ranking."""
+        self._S = np.ascontiguousarray(S)
+        self._y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
+        self.bins_ = make_bins(S, int(self.n_bins))
+        self._B = self.bins_.index(S)
+        self._symmetric = bool(np.array_equal(self._B, self._B.T))  # halves the pairwise counting
+        return loo_ranking(S)
+
+    def _histograms(self, S_rows, B_rows, nbs, ks, with_stat: bool) -> dict:
+        """{k: (counts, hist, stat)} of the rows' neighbourhoods ``nbs[:, :k]`` for every k in ``ks``
+        (the compiled kernels; one pass over the ranked neighbours serves every k)."""
+        ks = np.array(sorted(set(ks)), dtype=np.int64)
+        nbs = np.ascontiguousarray(nbs[:, : ks[-1]], dtype=np.int64)
+        args = (np.ascontiguousarray(B_rows), self._B, nbs, self._y_idx, len(self.classes_), self.bins_.r, ks)
+        if self._statistic == "pairwise":
+            counts, hist, stat = _pairwise_histograms(*args, self._symmetric, with_stat)
+        else:
+            counts, hist, stat = _centroid_histograms(np.ascontiguousarray(S_rows), self._S, *args, with_stat)
+        return {int(k): (counts[q], hist[q], stat[q]) for q, k in enumerate(ks)}
+
+    def _fit_alpha(self, counts: np.ndarray, hist: np.ndarray) -> None:
+        """alpha_gh by Pólya maximum likelihood of the leave-one-out histograms (spec §3.1)."""
+        alpha, n_iter, status, pooled_status = _fit_alphas(hist, counts, float(self.alpha_min),
+                                                           float(self.alpha_max), int(self.max_iter), float(self.tol))
+        self.alpha_ = alpha
+        self.n_iter_ = n_iter
+        self.alpha_status_ = _STATUS[status]
+        n_max = int(np.sum(status == STATUS.index("max_iter"))) + int(pooled_status == STATUS.index("max_iter"))
+        if n_max:
+            warn_max_iter(n_max, int(self.max_iter), f" ({type(self).__name__}, k={self.n_neighbors})")
+
+    # -- predict --------------------------------------------------------------
+    def _neighbours(self, S_te: np.ndarray) -> np.ndarray:
+        """The k most similar fit objects per row, by (-s_i, i) (spec §5), k capped at the fit-set size."""
+        k = min(int(self.n_neighbors), S_te.shape[1])
+        return np.argsort(-S_te, axis=1, kind="stable")[:, :k]
+
+    def predict_log_scores(self, S_te) -> np.ndarray:
+        """log P(g) + sum_h log P_h(x | g) per row and class (eq. (6)); -inf for classes absent from N."""
+        S_te = self._check_predict_input(S_te)
+        nbs = self._neighbours(S_te)
+        k = nbs.shape[1]
+        return self._log_scores(*self._histograms(S_te, self.bins_.index(S_te), nbs, [k], with_stat=True)[k])
+
+    def predict_log_proba(self, S_te) -> np.ndarray:
+        """Log class posteriors: the softmax of the scores over the classes present (-inf for the others)."""
+        scores = self.predict_log_scores(S_te)
+        return scores - logsumexp(scores, axis=1, keepdims=True)
+
+    def predict_proba(self, S_te) -> np.ndarray:
+        """Class posteriors over ``classes_``: 0 for the classes absent from the neighbourhood; rows sum to 1."""
+        return np.exp(self.predict_log_proba(S_te))
+
+    def predict(self, S_te):
+        S_te = self._check_predict_input(S_te)
+        nbs = self._neighbours(S_te)
+        k = nbs.shape[1]
+        scores = self._log_scores(*self._histograms(S_te, self.bins_.index(S_te), nbs, [k], with_stat=True)[k])
+        return self._decide(scores, nbs)
+
+    def _decide(self, scores: np.ndarray, nbs: np.ndarray) -> np.ndarray:
+        """The class of the largest score, ties by local SDA's rule (spec §5)."""
+        return self.classes_[break_vote_ties(scores, self.class_prior_, self._y_idx[nbs])]
+
+    def _log_scores(self, counts: np.ndarray, hist: np.ndarray, stat: np.ndarray) -> np.ndarray:
+        """Eq. (6) from the rows' neighbourhood histograms (``_histograms``); -inf for absent classes."""
+        present = counts > 0
+        kg = counts.astype(np.float64)
+        theta = posterior_mean(self.alpha_[None], hist)  # eq. (5): rows x g x h x bins
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self._statistic == "pairwise":  # eq. (7): the mean of theta_gh over the similarities to N_h
+                marginal = np.einsum("ighj,ihj->igh", theta, stat) / kg[:, None, :]
+            else:  # theta_gh at the bin of psi(x, mu_h)
+                marginal = np.take_along_axis(theta, np.maximum(stat, 0)[:, None, :, None], axis=3)[..., 0]
+            log_marginal = np.where(present[:, None, :], np.log(marginal), 0.0)
+            log_prior = (np.log(kg / kg.sum(axis=1, keepdims=True)) if self.prior == "local"
+                         else np.broadcast_to(np.log(self.class_prior_), kg.shape))
+        scores = log_prior + log_marginal.sum(axis=2)
+        return np.where(present, scores, -np.inf)
+
+    # -- the CV grid path -------------------------------------------------------
+    def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
+        """One CV fold at every k: the bins, the binned matrices, both rankings and the neighbourhood
+        histograms of every k in one pass; per k, alpha and the predictions (equal to refits, tested)."""
+        if any(set(p) - {"n_neighbors"} for p in grid):
+            return super().predict_grid(S_fit, y, S_val, grid)
+        for p in grid:  # invalid points raise as a refit would
+            clone(self).set_params(**p)._validate_params()
+        model = clone(self)
+        model._validate_params()
+        S, y_idx = model._check_fit_input(S_fit, y)
+        loo_order = model._prepare(S, y_idx)
+        S_val = model._check_predict_input(S_val)
+        order = np.argsort(-S_val, axis=1, kind="stable")
+        ks = [int(p.get("n_neighbors", self.n_neighbors)) for p in grid]
+        k_loo = [min(k, loo_order.shape[1]) for k in ks]
+        k_val = [min(k, S_val.shape[1]) for k in ks]
+        loo = model._histograms(S, model._B, loo_order, k_loo, with_stat=False)
+        val = model._histograms(S_val, model.bins_.index(S_val), order, k_val, with_stat=True)
+        out = []
+        for k, kl, kv in zip(ks, k_loo, k_val):
+            model.set_params(n_neighbors=k)
+            model._fit_alpha(*loo[kl][:2])
+            out.append(model._decide(model._log_scores(*val[kv]), order[:, :kv]))
+        return out
+
+
+class BayesianLocalSDA(_BayesianLocalSDABase):
+    """Bayesian local SDA (paper §III, spec §3): multinomial pmfs of the similarities to the local centroids
+    with Dirichlet priors, estimated by the posterior mean, eq. (5), and classified by eq. (6).
+
+    Parameters
+    ----------
+    n_neighbors : int
+        k; capped at the fit-set size (n - 1 for the leave-one-out neighbourhoods).
+    n_bins : int
+        r, the bins of Omega (spec §2, ``make_bins``) [P].
+    prior : {"local", "global"}
+        P(g) = k_g / k (default) or the fit-set prior pi_g [P: as local SDA].
+    alpha_min, alpha_max : float
+        Floor of every alpha_j and cap of alpha_0 in the maximum-likelihood fit (spec §3.1) [P].
+    max_iter, tol : int, float
+        The fit stops when the largest relative change of alpha is at most ``tol``, or
+        after ``max_iter`` iterations with a ConvergenceWarning (spec §3.1) [P].
+
+    Attributes
+    ----------
+    bins_ : Bins
+        Omega of the fit set.
+    alpha_ : ndarray of shape (n_classes, n_classes, r)
+        alpha_gh, the Dirichlet prior of the similarities to class h's centroid given class g.
+    alpha_status_, n_iter_ : ndarray of shape (n_classes, n_classes)
+        Each fit's ``hlm.dirichlet.PolyaFit`` status ("pooled" for a pair without histograms) and iterations.
+    """
+
+    _statistic = "centroid"
+
+
+class PairwiseBayesianLocalSDA(_BayesianLocalSDABase):
+    """Pairwise Bayesian local SDA (end of paper §IV, spec §5): the Dirichlet-multinomial model of all
+    pairwise similarities among the neighbours of classes g and h, the posterior mean eq. (5), the
+    marginal eq. (7) over the similarities of x to N_h, and decision eq. (6).
+
+    Parameters and attributes as ``BayesianLocalSDA``; ``alpha_[g, h]`` is the prior of the
+    similarities between class-g and class-h neighbours.
+    """
+
+    _statistic = "pairwise"
+
+
+# ----------------------------------------------------------------- compiled kernels
+@njit(cache=True)
+def _bin_index(S, edges):  # pragma: no cover - compiled
+    """np.searchsorted(edges, S, side="right") of a matrix, as int32: the number of edges <= each value."""
+    m, n = S.shape
+    out = np.empty((m, n), dtype=np.int32)
+    ne = edges.size
+    for i in range(m):
+        for j in range(n):
+            x = S[i, j]
+            if ne <= 64:  # a branch-free count for the usual few edges (sorted: the same number)
+                c = 0
+                for e in range(ne):
+                    c += edges[e] <= x
+                out[i, j] = c
+                continue
+            lo = 0
+            hi = ne
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if edges[mid] <= x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[i, j] = lo
+    return out
+
+
+@njit(cache=True)
+def _pairwise_histograms(B_rows, B, nbs, y_idx, C, r, ks, symmetric, with_stat):  # pragma: no cover - compiled
+    """Pairwise statistics (spec §5) of every row's neighbourhood prefixes ``nbs[i, :k]``, k in ``ks`` (ascending).
+
+    Returns, with a leading axis over ``ks``: ``counts`` (k_g per row and class),
+    ``hist`` (row x g x h x bin: m[j] = #{(z_i, z_l) in N_g x N_h : j(psi(z_i, z_l)) = j},
+    i = l included) and, with ``with_stat``, ``stat`` (row x h x bin: the histogram
+    of the bins of psi(x, z), z in N_h, from ``B_rows``). The neighbours are added
+    in rank order, each with its pairs to those before it, so one pass serves every
+    k; with a symmetric ``B`` each unordered pair is counted once and mirrored.
+    """
+    m = nbs.shape[0]
+    nk = ks.size
+    counts = np.zeros((nk, m, C), dtype=np.int64)
+    hist = np.zeros((nk, m, C, C, r), dtype=np.int64)
+    stat = np.zeros((nk, m, C, r if with_stat else 0), dtype=np.int64)
+    acc = np.zeros((C, C, r), dtype=np.int64)
+    cnt = np.zeros(C, dtype=np.int64)
+    own = np.zeros((C, r), dtype=np.int64)
+    for i in range(m):
+        nb = nbs[i]
+        acc[:] = 0
+        cnt[:] = 0
+        own[:] = 0
+        q = 0
+        for b in range(ks[nk - 1]):
+            zb = nb[b]
+            hb = y_idx[zb]
+            row_b = B[zb]
+            if symmetric:  # pair (a, b) and (b, a) share a bin: count into the upper class pair
+                for a in range(b):
+                    za = nb[a]
+                    ga = y_idx[za]
+                    if ga == hb:
+                        acc[ga, ga, row_b[za]] += 2
+                    elif ga < hb:
+                        acc[ga, hb, row_b[za]] += 1
+                    else:
+                        acc[hb, ga, row_b[za]] += 1
+            else:
+                for a in range(b):
+                    za = nb[a]
+                    ga = y_idx[za]
+                    acc[ga, hb, B[za, zb]] += 1
+                    acc[hb, ga, row_b[za]] += 1
+            acc[hb, hb, row_b[zb]] += 1
+            cnt[hb] += 1
+            if with_stat:
+                own[hb, B_rows[i, zb]] += 1
+            if b + 1 == ks[q]:
+                counts[q, i] = cnt
+                hist[q, i] = acc
+                if symmetric:
+                    for g in range(C):
+                        for h in range(g):
+                            hist[q, i, g, h] = acc[h, g]
+                if with_stat:
+                    stat[q, i] = own
+                q += 1
+    return counts, hist, stat
+
+
+@njit(cache=True)
+def _centroid_argmax(sums, members, n, s):  # pragma: no cover - compiled
+    """Local SDA's centroid among ``members[:n]`` with column sums ``sums[:n]`` (spec §6.5; its kernel's rule):
+    the largest sum (ties within rtol 1e-12), then the larger s[v], then the lower index."""
+    mx = sums[0]
+    for q in range(1, n):
+        if sums[q] > mx:
+            mx = sums[q]
+    best = -1
+    for q in range(n):
+        x = sums[q]
+        if abs(x - mx) <= _TIE_RTOL * abs(mx) or x == mx:
+            v = members[q]
+            if best < 0 or s[v] > s[best] or (s[v] == s[best] and v < best):
+                best = v
+    return best
+
+
+@njit(cache=True)
+def _centroid_histograms(S_rows, S, B_rows, B, nbs, y_idx, C, r, ks, with_stat):  # pragma: no cover - compiled
+    """Centroid statistics (spec §3) of every row's neighbourhood prefixes ``nbs[i, :k]``, k in ``ks`` (ascending).
+
+    Returns, with a leading axis over ``ks``: ``counts`` (k_g), ``hist`` (row x g x h
+    x bin: the histogram of the bins of psi(z, mu_h), z in N_g) and, with
+    ``with_stat``, ``stat`` (row x h: the bin of psi(x, mu_h) from ``B_rows``, -1
+    for absent h). The centroid mu_h is local SDA's (``_centroid_argmax``, ties by
+    psi(x, v) = ``S_rows[i, v]``): its column sums add the class members in
+    neighbour order, as local SDA's kernel does, kept up to date as neighbours join
+    (the same additions in the same order), so one pass serves every k.
+    """
+    m, K = nbs.shape
+    nk = ks.size
+    counts = np.zeros((nk, m, C), dtype=np.int64)
+    hist = np.zeros((nk, m, C, C, r), dtype=np.int64)
+    stat = np.full((nk, m, C if with_stat else 0), -1, dtype=np.int64)
+    members = np.empty((C, K), dtype=np.int64)
+    sums = np.empty((C, K))
+    n_mem = np.zeros(C, dtype=np.int64)
+    mu = np.empty(C, dtype=np.int64)
+    for i in range(m):
+        nb = nbs[i]
+        s = S_rows[i]
+        n_mem[:] = 0
+        q = 0
+        for b in range(ks[nk - 1]):
+            u = nb[b]
+            h = y_idx[u]
+            n = n_mem[h]
+            for p in range(n):  # u joins class h: every member's column sum gains S[u, v]
+                sums[h, p] += S[u, members[h, p]]
+            acc = S[members[h, 0], u] if n > 0 else S[u, u]  # u's own column sum, members in order, u last
+            for p in range(1, n):
+                acc += S[members[h, p], u]
+            if n > 0:
+                acc += S[u, u]
+            members[h, n] = u
+            sums[h, n] = acc
+            n_mem[h] = n + 1
+            if b + 1 == ks[q]:
+                for g in range(C):
+                    counts[q, i, g] = n_mem[g]
+                    mu[g] = _centroid_argmax(sums[g], members[g], n_mem[g], s) if n_mem[g] > 0 else -1
+                for g in range(C):
+                    for p in range(n_mem[g]):
+                        row = B[members[g, p]]
+                        for hh in range(C):
+                            if mu[hh] >= 0:
+                                hist[q, i, g, hh, row[mu[hh]]] += 1
+                if with_stat:
+                    for hh in range(C):
+                        if mu[hh] >= 0:
+                            stat[q, i, hh] = B_rows[i, mu[hh]]
+                q += 1
+    return counts, hist, stat
+
+
+@njit(cache=True)
+def _pair_histograms(hist, counts, g, h, rows):  # pragma: no cover - compiled
+    """The histograms of pair (g, h) of the rows where both classes are present (n_rows x bins), in row order."""
+    m = hist.shape[0]
+    r = hist.shape[3]
+    nr = 0
+    for i in range(m):
+        if counts[i, g] > 0 and counts[i, h] > 0:
+            rows[nr] = i
+            nr += 1
+    out = np.empty((nr, r), dtype=np.int64)
+    for a in range(nr):
+        for j in range(r):
+            out[a, j] = hist[rows[a], g, h, j]
+    return out
+
+
+def _fit_alphas(hist, counts, alpha_min, alpha_max, max_iter, tol):
+    """alpha_gh of every ordered class pair by Pólya maximum likelihood of its histograms (hlm.dirichlet);
+    pairs without any histogram get the pooled estimate of all pairs' histograms. Returns (alpha, iterations,
+    status codes: hlm.dirichlet's, or ``_POOLED``, and the pooled fit's status code, -1 if none).
+
+    A Python loop over the pairs: a compiled caller of hlm.dirichlet's kernels would keep a stale copy of
+    them in numba's on-disk cache after an edit of hlm/dirichlet.py (the cache follows the caller's file only).
+    """
+    m, C, _, r = hist.shape
+    alpha = np.empty((C, C, r))
+    n_iter = np.zeros((C, C), dtype=np.int64)
+    status = np.full((C, C), _POOLED, dtype=np.int64)
+    rows = np.empty(m, dtype=np.int64)
+    found = {}
+    for g in range(C):
+        for h in range(C):
+            data = _pair_histograms(hist, counts, g, h, rows)
+            if data.shape[0] == 0:
+                continue
+            found[g, h] = data
+            # the same data as (h, g) (a symmetric S): the same fit
+            if h < g and (h, g) in found and np.array_equal(found[h, g], data):
+                alpha[g, h], n_iter[g, h], status[g, h] = alpha[h, g], n_iter[h, g], status[h, g]
+                continue
+            alpha[g, h], n_iter[g, h], status[g, h] = _polya_ml(*sufficient_stats(data), r, alpha_min, alpha_max,
+                                                                max_iter, tol)
+    pooled_status = -1
+    if len(found) < C * C:
+        a, it, pooled_status = _polya_ml(*sufficient_stats(np.concatenate(list(found.values()))), r, alpha_min,
+                                         alpha_max, max_iter, tol)
+        alpha[status == _POOLED] = a
+        n_iter[status == _POOLED] = it
+    return alpha, n_iter, status, pooled_status
