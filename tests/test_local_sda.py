@@ -7,16 +7,12 @@ from scipy.special import logsumexp
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils._param_validation import InvalidParameterError
 
-import hlm.models._local_sda_kernels as kernels
+import hlm.models._local_sda_kernels.core as kernels
 import hlm.models.local_sda as lsda
 import oracles.local_sda_reference as lsda_ref
 from hlm.errors import DataError
-from hlm.models._local_sda_kernels import (
-    _log_scores_nb,
-    _raise_brent_error,
-    _row_model_nb,
-    _solve_lambda_nb,
-)
+from hlm.models._local_sda_kernels.core import _raise_brent_error, _solve_lambda_nb
+from hlm.models._local_sda_kernels.local import _log_scores_nb, _row_model_nb
 from hlm.models.knn import break_vote_ties
 from hlm.models.local_sda import LocalSDA, Support, make_support
 from oracles.local_sda_reference import (

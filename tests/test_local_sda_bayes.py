@@ -19,11 +19,11 @@ from hlm.dirichlet import fit_polya
 from hlm.errors import ConfigError, DataError
 from hlm.methods import METHODS, check_method_params
 from hlm.models.knn import break_vote_ties
+from hlm.models.local_sda import leave_one_out_order
 from hlm.models.local_sda_bayes import (
     BayesianLocalSDA,
     Bins,
     PairwiseBayesianLocalSDA,
-    loo_ranking,
     make_bins,
     posterior_mean,
 )
@@ -268,7 +268,7 @@ def test_histograms_of_an_asymmetric_matrix_follow_the_formulas():
 
 def test_leave_one_out_ranking_skips_the_object_and_breaks_ties_by_index():
     S = np.array([[1.0, 0.3, 0.3, 0.9], [0.3, 1.0, 0.5, 0.5], [0.2, 0.5, 1.0, 0.5], [0.9, 0.3, 0.5, 1.0]])
-    np.testing.assert_array_equal(loo_ranking(S), [[3, 1, 2], [2, 3, 0], [1, 3, 0], [0, 2, 1]])
+    np.testing.assert_array_equal(leave_one_out_order(S), [[3, 1, 2], [2, 3, 0], [1, 3, 0], [0, 2, 1]])
 
 
 # ---------------------------------------------------------------- bins (spec §2)

@@ -11,11 +11,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 import oracles.local_sda_pairwise_reference as ref
 from hlm.errors import DataError
 from hlm.models._grid import predict_each
-from hlm.models._local_sda_kernels import (
-    _pairwise_log_scores_nb,
-    _pairwise_row_nb,
-    _raise_brent_error,
-)
+from hlm.models._local_sda_kernels.core import _raise_brent_error
+from hlm.models._local_sda_kernels.pairwise import _pairwise_log_scores_nb, _pairwise_row_nb
 from hlm.models.local_sda import LocalSDA, Support
 from hlm.models.local_sda_pairwise import PairwiseLocalSDA
 from oracles.local_sda_reference import STATUS_NAMES, support_log_z

@@ -10,17 +10,11 @@ from sklearn.utils._param_validation import InvalidParameterError
 import oracles.local_sda_regularized_reference as ref
 from hlm.errors import DataError
 from hlm.models._grid import predict_each
-from hlm.models._local_sda_kernels import (
-    _BRENT_RTOL,
-    LAMBDA_CAP,
-    XTOL,
-    _nearest_nb,
-    _solve_lambda_nb,
-    _solve_lambda_table_nb,
-)
+from hlm.models._local_sda_kernels.core import _BRENT_RTOL, LAMBDA_CAP, XTOL, _solve_lambda_nb
+from hlm.models._local_sda_kernels.regularized import _nearest_nb, _solve_lambda_table_nb
 from hlm.models.knn import break_vote_ties
-from hlm.models.local_sda import LocalSDA
-from hlm.models.local_sda_regularized import RegularizedLocalSDA, _roots, leave_one_out_order, loo_pmfs
+from hlm.models.local_sda import LocalSDA, leave_one_out_order
+from hlm.models.local_sda_regularized import RegularizedLocalSDA, _roots, loo_pmfs
 from oracles.local_sda_reference import STATUS_NAMES, fit_row, local_centroids, support_r
 from test_local_sda import (
     EPS,

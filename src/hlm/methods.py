@@ -56,6 +56,9 @@ class MethodSpec:
 
 #: k of the k-NN methods (docs/compared-methods-spec.md, section 3)
 K_GRID = [1, 2, 4, 8, 16, 32, 64, 128]
+#: k of the local SDA paper's methods: {2, 4, ..., 64, min(n, 128)} for every local classifier, no k = 1
+#: (Sadowski, Cazzanti & Gupta, section V.A; docs/local-sda-family-spec.md section 1); k is capped at n
+PAPER_K_GRID = K_GRID[1:]
 
 METHODS: dict[str, MethodSpec] = {
     "knn": MethodSpec(
@@ -187,57 +190,54 @@ METHODS.update(
 
 
 # -- Bayesian and pairwise Bayesian local SDA (docs/local-sda-family-spec.md, sections 3 and 5; Sadowski et al.
-# Table I), with that paper's k grid (no k = 1; spec section 1); their class posteriors are stored
-_BAYES_K_GRID = [2, 4, 8, 16, 32, 64, 128]
+# Table I), with that paper's k grid (PAPER_K_GRID); their class posteriors are stored
 METHODS.update(
     {
         "local_sda_bayes": MethodSpec(
             id="local_sda_bayes", label="Bayesian local SDA", input="similarity", posteriors=True,
             estimator="hlm.models.local_sda_bayes:BayesianLocalSDA",
-            default_grid={"n_neighbors": _BAYES_K_GRID},
+            default_grid={"n_neighbors": PAPER_K_GRID},
         ),
         "local_sda_pairwise_bayes": MethodSpec(
             id="local_sda_pairwise_bayes", label="pairwise Bayesian local SDA", input="similarity", posteriors=True,
             estimator="hlm.models.local_sda_bayes:PairwiseBayesianLocalSDA",
-            default_grid={"n_neighbors": _BAYES_K_GRID},
+            default_grid={"n_neighbors": PAPER_K_GRID},
         ),
     }
 )
 
 
 # -- SVM-KNN's other local kernels (docs/local-sda-family-spec.md, section 7; Sadowski et al. Table II),
-# with that paper's k grid (no k = 1; spec section 1)
-_SVM_KNN_K_GRID = [2, 4, 8, 16, 32, 64, 128]
+# with that paper's k grid (PAPER_K_GRID)
 METHODS.update(
     {
         "svm_knn_flip": _compared("svm_knn_flip", "SVM-KNN (flip)", "svm_knn:SVMKNN",
-                                  {"n_neighbors": _SVM_KNN_K_GRID, "C": C_GRID},
+                                  {"n_neighbors": PAPER_K_GRID, "C": C_GRID},
                                   fixed={"local_kernel": "flip"}, parallel_cv=True),
         "svm_knn_shift": _compared("svm_knn_shift", "SVM-KNN (shift)", "svm_knn:SVMKNN",
-                                   {"n_neighbors": _SVM_KNN_K_GRID, "C": C_GRID},
+                                   {"n_neighbors": PAPER_K_GRID, "C": C_GRID},
                                    fixed={"local_kernel": "shift"}, parallel_cv=True),
         "svm_knn_features": _compared("svm_knn_features", "SVM-KNN (sims-as-features)", "svm_knn:SVMKNN",
-                                      {"n_neighbors": _SVM_KNN_K_GRID, "C": C_GRID},
+                                      {"n_neighbors": PAPER_K_GRID, "C": C_GRID},
                                       fixed={"local_kernel": "features"}, parallel_cv=True),
     }
 )
 
 
 # -- pairwise and regularized local SDA (docs/local-sda-family-spec.md, sections 4 and 6; Sadowski et al.
-# Table I), with that paper's k grid (no k = 1; spec section 1); the regularized one's grid is k x zeta
-_PAIRWISE_REGULARIZED_K_GRID = [2, 4, 8, 16, 32, 64, 128]
+# Table I), with that paper's k grid (PAPER_K_GRID); the regularized one's grid is k x zeta
 ZETA_GRID = [1e-6, 1e-3, 0.01, 0.1, 0.5, 0.9]
 METHODS.update(
     {
         "local_sda_pairwise": MethodSpec(
             id="local_sda_pairwise", label="pairwise local SDA", input="similarity", posteriors=True,
             estimator="hlm.models.local_sda_pairwise:PairwiseLocalSDA",
-            default_grid={"n_neighbors": _PAIRWISE_REGULARIZED_K_GRID},
+            default_grid={"n_neighbors": PAPER_K_GRID},
         ),
         "local_sda_regularized": MethodSpec(
             id="local_sda_regularized", label="regularized local SDA", input="similarity", posteriors=True,
             estimator="hlm.models.local_sda_regularized:RegularizedLocalSDA",
-            default_grid={"n_neighbors": _PAIRWISE_REGULARIZED_K_GRID, "zeta": ZETA_GRID},
+            default_grid={"n_neighbors": PAPER_K_GRID, "zeta": ZETA_GRID},
         ),
     }
 )

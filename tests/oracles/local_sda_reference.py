@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from hlm.models._local_sda_kernels import (
+from hlm.models._local_sda_kernels.core import (
     _BOUNDARY,
     _CAP,
     _OK,

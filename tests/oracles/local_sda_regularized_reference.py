@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from hlm.models._local_sda_kernels import LAMBDA_TABLE_T
+from hlm.models._local_sda_kernels.regularized import LAMBDA_TABLE_T
 from oracles.local_sda_pairwise_reference import argmax
 from oracles.local_sda_reference import (
     BOUNDARY_RTOL,

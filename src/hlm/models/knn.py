@@ -21,7 +21,10 @@ from numba import njit
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
+from hlm._numba_cache import cache_depends_on
 from hlm.models._base import _INF_BITS, PrecomputedClassifier, _all_valid, fit_classes
+
+cache_depends_on(__name__, "hlm.models._base")  # _row_candidates reads _INF_BITS
 
 
 class KNNClassifier(PrecomputedClassifier):

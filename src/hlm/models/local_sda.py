@@ -23,7 +23,7 @@ option a matched point mass adds log 1 = 0, also for the continuous support
 (a mass next to densities, a convention).
 
 Implementation: ``LocalSDA.predict`` runs all rows in one compiled kernel (``_predict_rows``,
-in ``_local_sda_kernels``). Its reference states the method row by row with numpy and scipy's
+in ``_local_sda_kernels.local``). Its reference states the method row by row with numpy and scipy's
 ``brentq`` (``solve_lambda``, ``local_centroids``, ``fit_row``, ``log_scores`` in
 tests/oracles/local_sda_reference.py); the kernel repeats the same floating-point operations in
 the same order -- numpy's pairwise summation, the BLAS dot product, exp/log/expm1/pow and a port
@@ -44,7 +44,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import CompiledKernels, SimilarityClassifier
-from hlm.models._local_sda_kernels import (  # noqa: F401 - the constants are part of this module's API
+from hlm.models._local_sda_kernels.core import (  # noqa: F401 - the constants are part of this module's API
     _BRENT_MAXITER,
     _BRENT_RTOL,
     _DEGENERATE_CODE,
@@ -52,9 +52,9 @@ from hlm.models._local_sda_kernels import (  # noqa: F401 - the constants are pa
     BOUNDARY_RTOL,
     LAMBDA_CAP,
     XTOL,
-    _predict_rows,
     _raise_brent_error,
 )
+from hlm.models._local_sda_kernels.local import _predict_rows
 
 
 # ----------------------------------------------------------------- supports
@@ -85,6 +85,15 @@ def make_support(S: np.ndarray, kind: str = "discrete", max_support: int = 1000)
     if omega.size > max_support:
         omega = np.linspace(lo, hi, max_support)
     return Support(lo, hi, omega)
+
+
+def leave_one_out_order(S: np.ndarray) -> np.ndarray:
+    """Per fit object i, the other fit objects ranked by (-S[i, j], j) (n x n-1, int64): the leave-one-out
+    neighbourhoods of every k are its prefixes (regularized and Bayesian local SDA fit on them)."""
+    order = np.argsort(-S, axis=1, kind="stable")
+    n = S.shape[0]
+    keep = order != np.arange(n)[:, None]
+    return np.ascontiguousarray(order[keep].reshape(n, n - 1), dtype=np.int64)
 
 
 # ----------------------------------------------------------------- estimator
@@ -176,11 +185,18 @@ class LocalSDA(CompiledKernels, SimilarityClassifier):
 
     def _predict_idx(self, S_te: np.ndarray, nbs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Class index per row and whether the row used the fallback rule (compiled ``_predict_rows``)."""
+        out, fell_back, err, err_row, err_x = _predict_rows(*self._kernel_args(S_te, nbs))
+        _raise_brent_error(err, err_x, err_row)
+        return out.astype(np.intp), fell_back
+
+    def _kernel_args(self, S_te: np.ndarray, nbs: np.ndarray) -> tuple:
+        """The arguments of the row kernels (``_predict_rows``, pairwise's ``_pairwise_predict_rows``): the fit
+        set, the rows and their neighbours, the support, the prior and the fallback rule."""
         sup = self.support_
         discrete = sup.omega is not None
         omega = np.ascontiguousarray(sup.omega if discrete else np.empty(0), dtype=np.float64)
         log_prior = np.log(self.class_prior_) if self.prior == "global" else np.empty(0)
-        out, fell_back, err, err_row, err_x = _predict_rows(
+        return (
             np.ascontiguousarray(self._S, dtype=np.float64),
             np.ascontiguousarray(S_te, dtype=np.float64),
             np.ascontiguousarray(nbs, dtype=np.int64),
@@ -189,5 +205,3 @@ class LocalSDA(CompiledKernels, SimilarityClassifier):
             np.ascontiguousarray(log_prior, dtype=np.float64), self.prior == "global",
             _DEGENERATE_CODE[self.degenerate], np.ascontiguousarray(self.class_prior_, dtype=np.float64),
         )
-        _raise_brent_error(err, err_x, err_row)
-        return out.astype(np.intp), fell_back

@@ -66,16 +66,15 @@ Choices of this module the spec leaves open [P]:
   test similarity psi(x, .) never is one.
 
 Implementation: the neighbourhood histograms of all rows run in compiled
-kernels (numba), which add the ranked neighbours one by one so that one pass
-serves every k (a symmetric matrix counts each pair of neighbours once); the
-Dirichlet fits are hlm.dirichlet's compiled solver, called per class pair
-(a pair whose histograms equal those of its transpose reuses its fit); the
-scores are numpy. ``predict_grid`` shares, across the grid of k, the bins, the
-binned matrices, the leave-one-out ranking of the fit set, the ranking of the
-validation rows and the histograms of every k (tested equal to refits,
-tests/test_grid_paths.py). The compiled functions call only functions of their
-own file: numba's on-disk cache checks the caller's file only, and would keep
-a stale copy of an edited callee in another file.
+kernels (numba; ``_local_sda_kernels.bayes``, with local SDA's centroid rule),
+which add the ranked neighbours one by one so that one pass serves every k (a
+symmetric matrix counts each pair of neighbours once); the Dirichlet fits are
+hlm.dirichlet's compiled solver, called per class pair (a pair whose
+histograms equal those of its transpose reuses its fit); the scores are numpy.
+``predict_grid`` shares, across the grid of k, the bins, the binned matrices,
+the leave-one-out ranking of the fit set (local SDA's ``leave_one_out_order``),
+the ranking of the validation rows and the histograms of every k (tested equal
+to refits, tests/test_grid_paths.py).
 """
 
 from __future__ import annotations
@@ -84,21 +83,25 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from numba import njit
 from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
 from hlm.dirichlet import ALPHA_MAX, ALPHA_MIN, MAX_ITER, STATUS, TOL, _polya_ml, sufficient_stats, warn_max_iter
 from hlm.models._base import CompiledKernels, SimilarityClassifier
+from hlm.models._local_sda_kernels.bayes import (
+    _bin_index,
+    _centroid_histograms,
+    _pair_histograms,
+    _pairwise_histograms,
+)
 from hlm.models.knn import break_vote_ties
+from hlm.models.local_sda import leave_one_out_order
 
 #: ``alpha_status_`` of a class pair with no histogram: the pooled estimate of all pairs (spec §3.1 [P])
 POOLED = "pooled"
 _STATUS = np.array([*STATUS, POOLED], dtype=object)
 _POOLED = len(STATUS)
-#: equal values within this relative tolerance are centroid ties (as local SDA's kernel)
-_TIE_RTOL = 1e-12
 
 
 # ----------------------------------------------------------------- the bins of Omega (spec §2)
@@ -143,13 +146,6 @@ def make_bins(S: np.ndarray, n_bins: int) -> Bins:
         idx = ((2 * np.arange(n_bins) + 1) * off.size + 2 * n_bins - 1) // (2 * n_bins) - 1
         centres = np.unique(off[idx])
     return Bins(centres, (centres[:-1] + centres[1:]) / 2.0)
-
-
-def loo_ranking(S: np.ndarray) -> np.ndarray:
-    """Row i: the other fit objects by (-S[i, z], z) (leave-one-out neighbour ranking, spec §3.1), n x (n - 1)."""
-    A = -S
-    np.fill_diagonal(A, np.inf)
-    return np.argsort(A, axis=1, kind="stable")[:, : S.shape[0] - 1]
 
 
 def posterior_mean(alpha: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -219,7 +215,7 @@ class _BayesianLocalSDABase(CompiledKernels, SimilarityClassifier):
         self.bins_ = make_bins(S, int(self.n_bins))
         self._B = self.bins_.index(S)
         self._symmetric = bool(np.array_equal(self._B, self._B.T))  # halves the pairwise counting
-        return loo_ranking(S)
+        return leave_one_out_order(S)
 
     def _histograms(self, S_rows, B_rows, nbs, ks, with_stat: bool) -> dict:
         """{k: (counts, hist, stat)} of the rows' neighbourhoods ``nbs[:, :k]`` for every k in ``ks``
@@ -363,196 +359,13 @@ class PairwiseBayesianLocalSDA(_BayesianLocalSDABase):
     _statistic = "pairwise"
 
 
-# ----------------------------------------------------------------- compiled kernels
-@njit(cache=True)
-def _bin_index(S, edges):  # pragma: no cover - compiled
-    """np.searchsorted(edges, S, side="right") of a matrix, as int32: the number of edges <= each value."""
-    m, n = S.shape
-    out = np.empty((m, n), dtype=np.int32)
-    ne = edges.size
-    for i in range(m):
-        for j in range(n):
-            x = S[i, j]
-            if ne <= 64:  # a branch-free count for the usual few edges (sorted: the same number)
-                c = 0
-                for e in range(ne):
-                    c += edges[e] <= x
-                out[i, j] = c
-                continue
-            lo = 0
-            hi = ne
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if edges[mid] <= x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            out[i, j] = lo
-    return out
-
-
-@njit(cache=True)
-def _pairwise_histograms(B_rows, B, nbs, y_idx, C, r, ks, symmetric, with_stat):  # pragma: no cover - compiled
-    """Pairwise statistics (spec §5) of every row's neighbourhood prefixes ``nbs[i, :k]``, k in ``ks`` (ascending).
-
-    Returns, with a leading axis over ``ks``: ``counts`` (k_g per row and class),
-    ``hist`` (row x g x h x bin: m[j] = #{(z_i, z_l) in N_g x N_h : j(psi(z_i, z_l)) = j},
-    i = l included) and, with ``with_stat``, ``stat`` (row x h x bin: the histogram
-    of the bins of psi(x, z), z in N_h, from ``B_rows``). The neighbours are added
-    in rank order, each with its pairs to those before it, so one pass serves every
-    k; with a symmetric ``B`` each unordered pair is counted once and mirrored.
-    """
-    m = nbs.shape[0]
-    nk = ks.size
-    counts = np.zeros((nk, m, C), dtype=np.int64)
-    hist = np.zeros((nk, m, C, C, r), dtype=np.int64)
-    stat = np.zeros((nk, m, C, r if with_stat else 0), dtype=np.int64)
-    acc = np.zeros((C, C, r), dtype=np.int64)
-    cnt = np.zeros(C, dtype=np.int64)
-    own = np.zeros((C, r), dtype=np.int64)
-    for i in range(m):
-        nb = nbs[i]
-        acc[:] = 0
-        cnt[:] = 0
-        own[:] = 0
-        q = 0
-        for b in range(ks[nk - 1]):
-            zb = nb[b]
-            hb = y_idx[zb]
-            row_b = B[zb]
-            if symmetric:  # pair (a, b) and (b, a) share a bin: count into the upper class pair
-                for a in range(b):
-                    za = nb[a]
-                    ga = y_idx[za]
-                    if ga == hb:
-                        acc[ga, ga, row_b[za]] += 2
-                    elif ga < hb:
-                        acc[ga, hb, row_b[za]] += 1
-                    else:
-                        acc[hb, ga, row_b[za]] += 1
-            else:
-                for a in range(b):
-                    za = nb[a]
-                    ga = y_idx[za]
-                    acc[ga, hb, B[za, zb]] += 1
-                    acc[hb, ga, row_b[za]] += 1
-            acc[hb, hb, row_b[zb]] += 1
-            cnt[hb] += 1
-            if with_stat:
-                own[hb, B_rows[i, zb]] += 1
-            if b + 1 == ks[q]:
-                counts[q, i] = cnt
-                hist[q, i] = acc
-                if symmetric:
-                    for g in range(C):
-                        for h in range(g):
-                            hist[q, i, g, h] = acc[h, g]
-                if with_stat:
-                    stat[q, i] = own
-                q += 1
-    return counts, hist, stat
-
-
-@njit(cache=True)
-def _centroid_argmax(sums, members, n, s):  # pragma: no cover - compiled
-    """Local SDA's centroid among ``members[:n]`` with column sums ``sums[:n]`` (spec §6.5; its kernel's rule):
-    the largest sum (ties within rtol 1e-12), then the larger s[v], then the lower index."""
-    mx = sums[0]
-    for q in range(1, n):
-        if sums[q] > mx:
-            mx = sums[q]
-    best = -1
-    for q in range(n):
-        x = sums[q]
-        if abs(x - mx) <= _TIE_RTOL * abs(mx) or x == mx:
-            v = members[q]
-            if best < 0 or s[v] > s[best] or (s[v] == s[best] and v < best):
-                best = v
-    return best
-
-
-@njit(cache=True)
-def _centroid_histograms(S_rows, S, B_rows, B, nbs, y_idx, C, r, ks, with_stat):  # pragma: no cover - compiled
-    """Centroid statistics (spec §3) of every row's neighbourhood prefixes ``nbs[i, :k]``, k in ``ks`` (ascending).
-
-    Returns, with a leading axis over ``ks``: ``counts`` (k_g), ``hist`` (row x g x h
-    x bin: the histogram of the bins of psi(z, mu_h), z in N_g) and, with
-    ``with_stat``, ``stat`` (row x h: the bin of psi(x, mu_h) from ``B_rows``, -1
-    for absent h). The centroid mu_h is local SDA's (``_centroid_argmax``, ties by
-    psi(x, v) = ``S_rows[i, v]``): its column sums add the class members in
-    neighbour order, as local SDA's kernel does, kept up to date as neighbours join
-    (the same additions in the same order), so one pass serves every k.
-    """
-    m, K = nbs.shape
-    nk = ks.size
-    counts = np.zeros((nk, m, C), dtype=np.int64)
-    hist = np.zeros((nk, m, C, C, r), dtype=np.int64)
-    stat = np.full((nk, m, C if with_stat else 0), -1, dtype=np.int64)
-    members = np.empty((C, K), dtype=np.int64)
-    sums = np.empty((C, K))
-    n_mem = np.zeros(C, dtype=np.int64)
-    mu = np.empty(C, dtype=np.int64)
-    for i in range(m):
-        nb = nbs[i]
-        s = S_rows[i]
-        n_mem[:] = 0
-        q = 0
-        for b in range(ks[nk - 1]):
-            u = nb[b]
-            h = y_idx[u]
-            n = n_mem[h]
-            for p in range(n):  # u joins class h: every member's column sum gains S[u, v]
-                sums[h, p] += S[u, members[h, p]]
-            acc = S[members[h, 0], u] if n > 0 else S[u, u]  # u's own column sum, members in order, u last
-            for p in range(1, n):
-                acc += S[members[h, p], u]
-            if n > 0:
-                acc += S[u, u]
-            members[h, n] = u
-            sums[h, n] = acc
-            n_mem[h] = n + 1
-            if b + 1 == ks[q]:
-                for g in range(C):
-                    counts[q, i, g] = n_mem[g]
-                    mu[g] = _centroid_argmax(sums[g], members[g], n_mem[g], s) if n_mem[g] > 0 else -1
-                for g in range(C):
-                    for p in range(n_mem[g]):
-                        row = B[members[g, p]]
-                        for hh in range(C):
-                            if mu[hh] >= 0:
-                                hist[q, i, g, hh, row[mu[hh]]] += 1
-                if with_stat:
-                    for hh in range(C):
-                        if mu[hh] >= 0:
-                            stat[q, i, hh] = B_rows[i, mu[hh]]
-                q += 1
-    return counts, hist, stat
-
-
-@njit(cache=True)
-def _pair_histograms(hist, counts, g, h, rows):  # pragma: no cover - compiled
-    """The histograms of pair (g, h) of the rows where both classes are present (n_rows x bins), in row order."""
-    m = hist.shape[0]
-    r = hist.shape[3]
-    nr = 0
-    for i in range(m):
-        if counts[i, g] > 0 and counts[i, h] > 0:
-            rows[nr] = i
-            nr += 1
-    out = np.empty((nr, r), dtype=np.int64)
-    for a in range(nr):
-        for j in range(r):
-            out[a, j] = hist[rows[a], g, h, j]
-    return out
-
-
+# ----------------------------------------------------------------- the Dirichlet fits (spec §3.1)
 def _fit_alphas(hist, counts, alpha_min, alpha_max, max_iter, tol):
     """alpha_gh of every ordered class pair by Pólya maximum likelihood of its histograms (hlm.dirichlet);
     pairs without any histogram get the pooled estimate of all pairs' histograms. Returns (alpha, iterations,
     status codes: hlm.dirichlet's, or ``_POOLED``, and the pooled fit's status code, -1 if none).
 
-    A Python loop over the pairs: a compiled caller of hlm.dirichlet's kernels would keep a stale copy of
-    them in numba's on-disk cache after an edit of hlm/dirichlet.py (the cache follows the caller's file only).
+    A Python loop over the pairs, around hlm.dirichlet's compiled fit of one pair.
     """
     m, C, _, r = hist.shape
     alpha = np.empty((C, C, r))

@@ -32,7 +32,7 @@ Choices of ours [P]:
 - The exponential is evaluated at psi(x, z) even off Omega (a new test similarity), as local SDA does.
 
 Implementation: every row in one compiled kernel (``_pairwise_predict_rows`` in
-``_local_sda_kernels``); its row-by-row reference is tests/oracles/local_sda_pairwise_reference.py
+``_local_sda_kernels.pairwise``); its row-by-row reference is tests/oracles/local_sda_pairwise_reference.py
 (numpy and scipy's ``brentq``), which the kernel repeats operation for operation (c_gh as numpy's
 ``S[np.ix_(N_g, N_h)].mean()``, the logsumexp as max-shifted exp, pairwise summation, log). The class
 is local SDA's with another row model: the same hyper-parameters, ``fit`` (the support) and CV path
@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlm.models._local_sda_kernels import _DEGENERATE_CODE, _pairwise_predict_rows, _raise_brent_error
+from hlm.models._local_sda_kernels.core import _raise_brent_error
+from hlm.models._local_sda_kernels.pairwise import _pairwise_predict_rows
 from hlm.models.local_sda import LocalSDA
 
 
@@ -92,18 +93,6 @@ class PairwiseLocalSDA(LocalSDA):
 
     def _predict_all(self, S_te: np.ndarray, nbs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class index per row, fallback used per row, log posteriors) from ``_pairwise_predict_rows``."""
-        sup = self.support_
-        discrete = sup.omega is not None
-        omega = np.ascontiguousarray(sup.omega if discrete else np.empty(0), dtype=np.float64)
-        log_prior = np.log(self.class_prior_) if self.prior == "global" else np.empty(0)
-        out, fell_back, log_post, err, err_row, err_x = _pairwise_predict_rows(
-            np.ascontiguousarray(self._S, dtype=np.float64),
-            np.ascontiguousarray(S_te, dtype=np.float64),
-            np.ascontiguousarray(nbs, dtype=np.int64),
-            np.ascontiguousarray(self._y_idx, dtype=np.int64),
-            len(self.classes_), float(sup.lo), float(sup.hi), omega, discrete,
-            np.ascontiguousarray(log_prior, dtype=np.float64), self.prior == "global",
-            _DEGENERATE_CODE[self.degenerate], np.ascontiguousarray(self.class_prior_, dtype=np.float64),
-        )
+        out, fell_back, log_post, err, err_row, err_x = _pairwise_predict_rows(*self._kernel_args(S_te, nbs))
         _raise_brent_error(err, err_x, err_row)
         return out.astype(np.intp), fell_back, log_post

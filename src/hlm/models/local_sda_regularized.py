@@ -38,7 +38,7 @@ Details [P: spec §6]:
   rows' models are local SDA's own (so zeta = 0 is local SDA bit for bit).
 - Default zeta = 0.1, a middle point of the paper's grid (the pipeline cross-validates it).
 
-Implementation: compiled kernels in ``_local_sda_kernels``: ``_loo_pmfs_nb`` (the leave-one-out models
+Implementation: compiled kernels in ``_local_sda_kernels.regularized``: ``_loo_pmfs_nb`` (the leave-one-out models
 of P_ave, kept as their components lambda and z per object and pair, so P_ave is evaluated only where a
 test row reads it, ``_pave_at_nb``), ``_regularized_predict_rows`` (the rows, the logs of the mixture
 as numpy's ``logaddexp``). A memo per support of the roots already found (``_ROOTS``) serves the folds
@@ -61,16 +61,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
-from hlm.models._local_sda_kernels import (
-    _DEGENERATE_CODE,
+from hlm.models._local_sda_kernels.core import _DEGENERATE_CODE, _raise_brent_error
+from hlm.models._local_sda_kernels.regularized import (
     LAMBDA_TABLE_T,
     _loo_pmfs_nb,
     _mean_table_nb,
     _pave_nb,
-    _raise_brent_error,
     _regularized_predict_rows,
 )
-from hlm.models.local_sda import make_support
+from hlm.models.local_sda import leave_one_out_order, make_support
 
 #: per support (the bytes of its points): its lambda table (LAMBDA_TABLE_T / r, m there) and the memo
 #: c -> (lambda, status, z) of the leave-one-out models; the folds of a CV mostly share a support, and a
@@ -94,15 +93,6 @@ def _roots(omega: np.ndarray) -> tuple[np.ndarray, np.ndarray, Dict]:
             _ROOTS.popitem(last=False)
     _ROOTS.move_to_end(key)
     return found
-
-
-def leave_one_out_order(S: np.ndarray) -> np.ndarray:
-    """Per fit object i, the other fit objects ranked by (-S[i, j], j) (n x n-1): the leave-one-out
-    neighbourhoods of every k are its prefixes."""
-    order = np.argsort(-S, axis=1, kind="stable")
-    n = S.shape[0]
-    keep = order != np.arange(n)[:, None]
-    return np.ascontiguousarray(order[keep].reshape(n, n - 1), dtype=np.int64)
 
 
 def loo_pmfs(S: np.ndarray, y_idx: np.ndarray, n_classes: int, omega: np.ndarray, order: np.ndarray,

@@ -356,6 +356,8 @@ def sda_markdown(comparison: pd.DataFrame, datasets: dict, source: str) -> str:
                "in parentheses z = (ours - paper) / sqrt(sd^2/n + sd_paper^2/20); |z| > 2 in bold. "
                f"Paper: {source}. Table I's row labels are matched from the paper's text "
                "(docs/local-sda-family-spec.md section 8); its last two rows are regularized local SDA in "
-               "two forms the paper does not tell apart, both compared with ours. Amazon and Patrol are not "
-               "available here; the paper's value is in parentheses.")
+               "two forms the paper does not tell apart, both compared with ours. The rows of our `local_sda`, "
+               "`svm_knn` and `knn` use the HLM comparison's grid, which includes k = 1 (the paper's starts at "
+               "k = 2), and our k-NN runs on the distances 1 - S, not on the similarities. Amazon and Patrol are "
+               "not available here; the paper's value is in parentheses.")
     return caption + "\n\n" + "\n".join(lines)

@@ -30,7 +30,10 @@ import numpy as np
 from numba import njit
 from scipy.linalg.lapack import dpstrf
 
+from hlm._numba_cache import cache_depends_on
 from hlm.models.psvm._cholesky import _upper_back, _upper_delete, _upper_forward
+
+cache_depends_on(__name__, "hlm.models.psvm._cholesky")
 
 
 # -- dual terms and KKT conditions (spec 6.9) -------------------------------------

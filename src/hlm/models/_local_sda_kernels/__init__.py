@@ -1,0 +1,16 @@
+"""Compiled kernels (numba) of the local SDA family: every row of a prediction in one call.
+
+- ``core``: the exponential pmf on Omega (numpy's pairwise summation, the tilted mean and
+  log partition function, a port of scipy's ``brentq.c``), the root lambda of one moment
+  constraint, and the constants and status codes they all share;
+- ``local``: local SDA's row model and decision (hlm.models.local_sda): class groups,
+  centroids, constraints, scores, the tie rule and the fallback;
+- ``pairwise``, ``regularized``, ``bayes``: the kernels of hlm.models.local_sda_pairwise,
+  local_sda_regularized and local_sda_bayes, built from those parts.
+
+They repeat the floating-point operations of the row-by-row references in tests/oracles/ in
+their order, so they take the same decisions and agree with their values to rounding. A
+module whose kernels use another's declares it to ``hlm._numba_cache`` (numba's on-disk cache
+would otherwise keep a stale copy of an edited callee). The estimator modules import from
+these modules directly; this package imports none of them.
+"""
