@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 import oracles.local_sda_regularized_reference as ref
 from hlm.errors import DataError
 from hlm.models._grid import predict_each
-from hlm.models._local_sda_kernels.core import _BRENT_RTOL, LAMBDA_CAP, XTOL, _solve_lambda_nb
+from hlm.models._local_sda_kernels.core import _BRENT_RTOL, LAMBDA_CAP, UNIFORM, XTOL, _solve_lambda_nb
 from hlm.models._local_sda_kernels.regularized import _nearest_nb, _solve_lambda_table_nb
 from hlm.models.knn import break_vote_ties
 from hlm.models.local_sda import LocalSDA, leave_one_out_order
@@ -179,14 +179,15 @@ def test_table_solver_decides_as_local_sdas_and_solves_the_constraint(kind):
     statuses = set()
     for _ in range(60):
         sup = _random_support(rng, kind)
-        t_lam, t_m, _ = _roots(np.ascontiguousarray(sup.omega))
+        t_lam, t_m, mode, _ = _roots(np.ascontiguousarray(sup.omega))
+        assert (mode == UNIFORM) == (kind == "grid" and sup.omega.size >= 2)
         table = ref.lambda_table(sup)
         np.testing.assert_array_equal(t_lam, table[0])
         np.testing.assert_allclose(t_m, table[1], rtol=0, atol=ULPS * EPS * max(abs(sup.lo), abs(sup.hi)))
         w = np.empty(sup.omega.size)
         for q in (*rng.uniform(0, 1, 6), *_EDGE_Q):
             c = sup.lo + q * support_r(sup)
-            lam, st, err = _solve_lambda_table_nb(c, sup.omega, t_lam, t_m, w)
+            lam, st, err = _solve_lambda_table_nb(c, sup.omega, t_lam, t_m, mode, w)
             assert err == 0
             local = _solve_lambda_nb(c, sup.lo, sup.hi, sup.omega, True, w)
             lam_r, st_r = ref.solve_lambda_table(c, sup, table)
@@ -200,6 +201,31 @@ def test_table_solver_decides_as_local_sdas_and_solves_the_constraint(kind):
     assert statuses == {"ok", "boundary", "cap"}
 
 
+def test_uniform_grid_mean_and_z_in_closed_form_equal_exact_sums():
+    """On np.linspace's grid, ``_uniform_mean_nb`` and ``_uniform_z_nb`` (truncated geometric distribution,
+    series near lambda = 0) equal the exactly rounded sums (math.fsum) of the weights exp(lam (omega - top)),
+    for lambda r from 1e-12 to the cap and across the series' switch. Bound: ULPS ulps of the scale, times
+    (1 + |lam| max|omega|), the rounding each weight's exponent carries."""
+    import math
+
+    from hlm.models._local_sda_kernels.core import _SERIES_G, _uniform_mean_nb, _uniform_z_nb
+
+    rng = np.random.default_rng(41)
+    for size in (2, 3, 7, 100, 1000, 4000):
+        lo, hi = float(rng.uniform(-1, 0.5)), float(rng.uniform(0.6, 2))
+        omega, r, scale = np.linspace(lo, hi, size), hi - lo, max(abs(lo), abs(hi))
+        switch = _SERIES_G * (size - 1) / size * np.array([1 - 1e-3, 1.0, 1 + 1e-3])  # lambda r where size a = 0.1
+        for t in (0.0, *np.logspace(-12, 3, 60), *-np.logspace(-12, 3, 60), *switch, *-switch):
+            lam = t / r
+            top = hi if lam >= 0 else lo
+            w = [math.exp(lam * (x - top)) for x in omega]
+            z = math.fsum(w)
+            m = math.fsum(x * wi for x, wi in zip(omega, w)) / z
+            grow = 1 + abs(lam) * scale
+            assert abs(_uniform_mean_nb(lam, lo, hi, size) - m) <= ULPS * EPS * scale * grow, (size, t)
+            assert abs(_uniform_z_nb(lam, lo, hi, size) - z) <= ULPS * EPS * z * grow, (size, t)
+
+
 def test_the_memo_of_roots_changes_nothing():
     """A support's memo (kept across fits, e.g. CV folds) returns what a fresh solve gives."""
     import hlm.models.local_sda_regularized as reg
@@ -209,7 +235,7 @@ def test_the_memo_of_roots_changes_nothing():
     first = RegularizedLocalSDA(n_neighbors=6).fit(S_fit, y_fit)
     a = (first.average_pmfs(), first.predict_proba(S_val))
     omega_key = first.support_.omega.tobytes()
-    assert len(reg._ROOTS[omega_key][2]) > 0  # the memo holds the roots found
+    assert len(reg._ROOTS[omega_key][-1]) > 0  # the memo holds the roots found
     again = RegularizedLocalSDA(n_neighbors=6).fit(S_fit, y_fit)  # every root from the memo
     reg._ROOTS.clear()
     fresh = RegularizedLocalSDA(n_neighbors=6).fit(S_fit, y_fit)  # every root solved again

@@ -34,8 +34,11 @@ Details [P: spec §6]:
 - The leave-one-out models' lambdas are local SDA's roots (same statuses, Brent to the same
   tolerance), but Brent starts from the bracket of a table of m(lambda) at lambda r = 0, +-2^(j/8)
   (1/8 ... 940) and the caps +-1e3, instead of doubling from [-1, 1] / r: P_ave needs ~10x the
-  constraints of the test rows, and this takes ~5 evaluations of m per root instead of ~15. The test
-  rows' models are local SDA's own (so zeta = 0 is local SDA bit for bit).
+  constraints of the test rows, and this takes ~5 evaluations of m per root instead of ~15. On the
+  ``max_support`` grid (equally spaced) m and z are evaluated in closed form (a truncated geometric
+  distribution, O(1) instead of O(r); equal to the sums to rounding). The test rows' models are local
+  SDA's (its bracket and Brent), with m and log Z in that closed form on the grid when no zeta is 0;
+  with zeta = 0 they are local SDA's own, so zeta = 0 is local SDA bit for bit.
 - Default zeta = 0.1, a middle point of the paper's grid (the pipeline cross-validates it).
 
 Implementation: compiled kernels in ``_local_sda_kernels.regularized``: ``_loo_pmfs_nb`` (the leave-one-out models
@@ -61,7 +64,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
-from hlm.models._local_sda_kernels.core import _DEGENERATE_CODE, _raise_brent_error
+from hlm.models._local_sda_kernels.core import _DEGENERATE_CODE, UNIFORM, _raise_brent_error
 from hlm.models._local_sda_kernels.regularized import (
     LAMBDA_TABLE_T,
     _loo_pmfs_nb,
@@ -80,14 +83,19 @@ _ROOTS_KEPT = 16
 _ROOT_TYPE = types.Tuple((types.float64, types.int64, types.float64))
 
 
-def _roots(omega: np.ndarray) -> tuple[np.ndarray, np.ndarray, Dict]:
-    """(table lambdas, m at them, memo of roots) of a discrete support, made once per support."""
+def _roots(omega: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, Dict]:
+    """(table lambdas, m at them, how Brent evaluates m, memo of roots) of a discrete support, made once per
+    support. m is evaluated in closed form (``UNIFORM``) on the ``max_support`` grid, ``np.linspace``'s
+    equally spaced points, and summed point by point otherwise (1); the table is summed in both cases, so
+    the boundary and cap statuses are local SDA's."""
     key = omega.tobytes()
     found = _ROOTS.get(key)
     if found is None:
         r = float(omega[-1] - omega[0])
         t_lam = LAMBDA_TABLE_T / r if r > 0 else LAMBDA_TABLE_T.copy()
-        found = (t_lam, _mean_table_nb(t_lam, omega, np.empty(omega.size)), Dict.empty(types.float64, _ROOT_TYPE))
+        uniform = omega.size >= 2 and np.array_equal(omega, np.linspace(omega[0], omega[-1], omega.size))
+        found = (t_lam, _mean_table_nb(t_lam, omega, np.empty(omega.size)), UNIFORM if uniform else 1,
+                 Dict.empty(types.float64, _ROOT_TYPE))
         _ROOTS[key] = found
         while len(_ROOTS) > _ROOTS_KEPT:
             _ROOTS.popitem(last=False)
@@ -102,10 +110,11 @@ def loo_pmfs(S: np.ndarray, y_idx: np.ndarray, n_classes: int, omega: np.ndarray
     the point mass at that end of Omega), and the number of objects per pair. The pmf of a solved
     constraint is exp(lambda (omega - top)) / z, top the end of Omega where lambda omega is largest."""
     omega = np.ascontiguousarray(omega, dtype=np.float64)
-    t_lam, t_m, memo = _roots(omega)
+    t_lam, t_m, mode, memo = _roots(omega)
     lam, z, count, err, err_row, err_x = _loo_pmfs_nb(
         np.ascontiguousarray(S, dtype=np.float64), order, min(int(k), order.shape[1]),
-        np.ascontiguousarray(y_idx, dtype=np.int64), int(n_classes), omega, t_lam, t_m, memo, np.empty(omega.size),
+        np.ascontiguousarray(y_idx, dtype=np.int64), int(n_classes), omega, t_lam, t_m, mode, memo,
+        np.empty(omega.size),
     )
     _raise_brent_error(err, err_x, err_row)
     return lam, z, count
@@ -235,15 +244,18 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
         ``_regularized_predict_rows``."""
         omega = np.ascontiguousarray(self.support_.omega, dtype=np.float64)
         log_prior = np.log(self.class_prior_) if self.prior == "global" else np.empty(0)
+        zetas = np.asarray(zetas, dtype=np.float64)
+        # zeta = 0 is local SDA bit for bit: its m and Z by summation; otherwise the grid's closed form
+        support_mode = _roots(omega)[2] if (zetas > 0).all() else 1
         out, fell_back, log_post, err, err_row, err_x = _regularized_predict_rows(
             np.ascontiguousarray(self._S, dtype=np.float64),
             np.ascontiguousarray(S_te, dtype=np.float64),
             np.ascontiguousarray(nbs, dtype=np.int64),
             np.ascontiguousarray(self._y_idx, dtype=np.int64),
-            len(self.classes_), omega,
+            len(self.classes_), omega, support_mode,
             np.ascontiguousarray(log_prior, dtype=np.float64), self.prior == "global",
             _DEGENERATE_CODE[self.degenerate], np.ascontiguousarray(self.class_prior_, dtype=np.float64),
-            *self._loo, np.asarray(zetas, dtype=np.float64),
+            *self._loo, zetas,
         )
         _raise_brent_error(err, err_x, err_row)
         return out.astype(np.intp), fell_back, log_post

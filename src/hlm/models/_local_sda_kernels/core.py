@@ -176,8 +176,50 @@ def _continuous_log_z_nb(lam, lo, hi):  # pragma: no cover - compiled
     return lam * top + np.log(r) + np.log(-np.expm1(-abs(t))) - np.log(abs(t))
 
 
+#: below this r |lambda| Delta (r points, spacing Delta) the uniform grid's mean uses its series
+_SERIES_G = 0.1
+#: ``discrete`` argument of ``_mean_nb`` and ``_brentq_nb`` for an equally spaced discrete support
+UNIFORM = 2
+
+
+@njit(cache=True)
+def _uniform_mean_nb(lam, lo, hi, size):  # pragma: no cover - compiled
+    """The mean of the exponential pmf on ``size`` equally spaced points of [lo, hi] in closed form (a
+    truncated geometric distribution): with a = |lam| Delta and weights e^{-a j}, j = 0..size-1 from the
+    end where lam omega is smallest, E[j] = 1 / expm1(a) - size / expm1(size a); below size a = 0.1 the
+    series (size-1)/2 - (size^2-1) a/12 + (size^4-1) a^3/720 - (size^6-1) a^5/30240 + (size^8-1) a^7/1209600
+    (the Bernoulli expansion of 1 / expm1; the next term is below 1e-18 relative). Equals
+    ``_discrete_mean_nb`` on ``np.linspace(lo, hi, size)`` to rounding, in O(1) instead of O(size)."""
+    d = (hi - lo) / (size - 1)
+    a = abs(lam) * d
+    R = np.float64(size)
+    if R * a < _SERIES_G:
+        a2 = a * a
+        e = (R - 1.0) / 2.0 - a * ((R * R - 1.0) / 12.0 - a2 * ((R**4 - 1.0) / 720.0 - a2 * (
+            (R**6 - 1.0) / 30240.0 - a2 * (R**8 - 1.0) / 1209600.0)))
+    else:
+        e = 1.0 / np.expm1(a) - R / np.expm1(R * a)
+    if lam > 0:
+        return hi - d * e
+    return lo + d * e
+
+
+@njit(cache=True)
+def _uniform_z_nb(lam, lo, hi, size):  # pragma: no cover - compiled
+    """sum_j exp(lam (omega_j - top)) on ``size`` equally spaced points (``_tilt``'s weights summed), in
+    closed form: expm1(-size a) / expm1(-a), a = |lam| Delta; ``size`` at lam = 0."""
+    a = abs(lam) * (hi - lo) / (size - 1)
+    if a == 0.0:
+        return np.float64(size)
+    return np.expm1(-size * a) / np.expm1(-a)
+
+
 @njit(cache=True)
 def _mean_nb(lam, lo, hi, omega, discrete, w):  # pragma: no cover - compiled
+    """m(lam) of the support: continuous (``discrete`` False), discrete (True) or, for ``discrete`` =
+    ``UNIFORM``, the discrete support ``omega`` known to be equally spaced (``_uniform_mean_nb``)."""
+    if discrete == UNIFORM:
+        return _uniform_mean_nb(lam, lo, hi, omega.size)
     if discrete:
         return _discrete_mean_nb(lam, omega, w)
     return _continuous_mean_nb(lam, lo, hi)
@@ -185,6 +227,9 @@ def _mean_nb(lam, lo, hi, omega, discrete, w):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _log_z_nb(lam, lo, hi, omega, discrete, w):  # pragma: no cover - compiled
+    """log Z(lam) of the support, ``discrete`` as in ``_mean_nb``."""
+    if discrete == UNIFORM:
+        return lam * (hi if lam >= 0 else lo) + np.log(_uniform_z_nb(lam, lo, hi, omega.size))
     if discrete:
         return _discrete_log_z_nb(lam, omega, w)
     return _continuous_log_z_nb(lam, lo, hi)

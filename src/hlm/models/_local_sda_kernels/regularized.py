@@ -23,13 +23,15 @@ from hlm.models._local_sda_kernels.core import (
     _OK,
     BOUNDARY_RTOL,
     LAMBDA_CAP,
+    UNIFORM,
     XTOL,
     _boundary_lambda_nb,
     _brentq_nb,
-    _discrete_log_z_nb,
     _discrete_mean_nb,
+    _log_z_nb,
     _pairwise_sum,
     _tilt,
+    _uniform_z_nb,
 )
 from hlm.models._local_sda_kernels.local import (
     _centroid_means_nb,
@@ -58,10 +60,11 @@ def _mean_table_nb(t_lam, omega, w):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _solve_lambda_table_nb(c, omega, t_lam, t_m, w):  # pragma: no cover - compiled
+def _solve_lambda_table_nb(c, omega, t_lam, t_m, mode, w):  # pragma: no cover - compiled
     """``_solve_lambda_nb`` on a discrete support, bracketed by the table (t_lam = LAMBDA_TABLE_T / r,
     t_m = m(t_lam)): the same boundary and cap statuses (the table's ends are the caps), the root by
-    Brent from the table's bracket. Returns (lambda, status code, brent error code)."""
+    Brent from the table's bracket, m evaluated as ``_mean_nb`` does for ``mode`` (True, or ``UNIFORM``
+    for an equally spaced support: closed form). Returns (lambda, status code, brent error code)."""
     lo, hi = omega[0], omega[omega.size - 1]
     point_mass = _boundary_lambda_nb(c, lo, hi)
     if point_mass != 0.0:
@@ -88,17 +91,17 @@ def _solve_lambda_table_nb(c, omega, t_lam, t_m, w):  # pragma: no cover - compi
         else:
             b, fb = mid, fm
     lam, err = _brentq_nb(c, t_lam[a], t_lam[b], fa, fb, XTOL / r, _BRENT_RTOL, _BRENT_MAXITER, lo, hi, omega,
-                          True, w)
+                          mode, w)
     return lam, _OK, err
 
 
 @njit(cache=True)
-def _loo_model_nb(S, i, nb, y_idx, n_classes, omega, t_lam, t_m, memo, w):  # pragma: no cover - compiled
+def _loo_model_nb(S, i, nb, y_idx, n_classes, omega, t_lam, t_m, mode, memo, w):  # pragma: no cover - compiled
     """Local SDA's model of fit object i on its leave-one-out neighbourhood ``nb``, as its pmfs: (classes,
     lambda, z, brent error, its x). Every constraint is solved (``_solve_lambda_table_nb``) through
     ``memo`` (c -> (lambda, status, z) on this support); z is the sum of the tilted weights (``_tilt``) of a
-    solved or capped lambda, so the pmf is ``_tilt`` / z; a boundary constraint has lambda = -inf or +inf
-    (the point mass at that end of Omega) and z = 1."""
+    solved or capped lambda (in closed form for ``mode`` = ``UNIFORM``), so the pmf is ``_tilt`` / z; a
+    boundary constraint has lambda = -inf or +inf (the point mass at that end of Omega) and z = 1."""
     classes, start, members, _ = _group_nb(nb, y_idx, n_classes)
     mu = _centroids_nb(S, S[i], members, start)
     c = _centroid_means_nb(S, members, start, mu)
@@ -111,11 +114,13 @@ def _loo_model_nb(S, i, nb, y_idx, n_classes, omega, t_lam, t_m, memo, w):  # pr
             if key in memo:
                 lam[g, h], _, z[g, h] = memo[key]
                 continue
-            lam_gh, st, err = _solve_lambda_table_nb(key, omega, t_lam, t_m, w)
+            lam_gh, st, err = _solve_lambda_table_nb(key, omega, t_lam, t_m, mode, w)
             if err != 0:
                 return classes, lam, z, err, lam_gh
             z_gh = 1.0
-            if st != _BOUNDARY:
+            if st != _BOUNDARY and mode == UNIFORM:
+                z_gh = _uniform_z_nb(lam_gh, omega[0], omega[omega.size - 1], omega.size)
+            elif st != _BOUNDARY:
                 _tilt(lam_gh, omega, w)
                 z_gh = _pairwise_sum(w, 0, omega.size)
             lam[g, h], z[g, h] = lam_gh, z_gh
@@ -124,7 +129,7 @@ def _loo_model_nb(S, i, nb, y_idx, n_classes, omega, t_lam, t_m, memo, w):  # pr
 
 
 @njit(cache=True)
-def _loo_pmfs_nb(S, order, k, y_idx, n_classes, omega, t_lam, t_m, memo, w):  # pragma: no cover - compiled
+def _loo_pmfs_nb(S, order, k, y_idx, n_classes, omega, t_lam, t_m, mode, memo, w):  # pragma: no cover - compiled
     """The leave-one-out local pmfs behind P_ave: for every fit object i, its local SDA model on its
     neighbourhood ``order[i, :k]`` (``_loo_model_nb``). Returns (lambda, z) per object and pair of classes
     (n x n_classes x n_classes; lambda NaN where the pair is not in the neighbourhood), the count of
@@ -135,7 +140,7 @@ def _loo_pmfs_nb(S, order, k, y_idx, n_classes, omega, t_lam, t_m, memo, w):  # 
     count = np.zeros((n_classes, n_classes), dtype=np.int64)
     for i in range(n):
         classes, lam, z, err, err_x = _loo_model_nb(S, i, order[i, :k], y_idx, n_classes, omega, t_lam, t_m,
-                                                    memo, w)
+                                                    mode, memo, w)
         if err != 0:
             return lam_all, z_all, count, err, i, err_x
         for g in range(classes.size):
@@ -200,14 +205,16 @@ def _nearest_nb(omega, t):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, log_prior_global, global_prior, mode,
-                              class_prior, loo_lam, loo_z, loo_count, zetas):  # pragma: no cover - compiled
+def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, support_mode, log_prior_global, global_prior,
+                              mode, class_prior, loo_lam, loo_z, loo_count, zetas):  # pragma: no cover - compiled
     """Regularized local SDA for every row and every zeta in ``zetas``: one local SDA model per row serves
     every zeta. log P~(psi(x, mu_h) | g) = logaddexp(log(1 - zeta) + log P(psi(x, mu_h) | g),
     log zeta + log P_ave(omega_j | g, h)), omega_j the point of Omega nearest to psi(x, mu_h) and P_ave
     from the leave-one-out pmfs (``loo_*`` of ``_loo_pmfs_nb``, by ``_pave_at_nb``); the local
     log pmf is local SDA's term (``exact``'s for a degenerate constraint). zeta = 0 is local SDA itself,
-    its fallback included; for zeta > 0 the row falls back only if every class scores -inf.
+    its fallback included; for zeta > 0 the row falls back only if every class scores -inf. The rows'
+    lambdas and log Z are local SDA's with m and Z evaluated as ``_mean_nb`` does for ``support_mode``
+    (True, or ``UNIFORM`` on the max_support grid when no zeta is 0: closed form, equal to rounding).
 
     Returns (class index (n_zeta x m), fallback used (n_zeta x m), log posteriors (n_zeta x m x
     n_classes), brent error code, its row, its x).
@@ -236,7 +243,7 @@ def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, log_prior_g
                 log_post[zi, i, y_nb[0]] = 0.0
             continue
         classes, mu, c, lam, status, log_prior, err, err_x = _row_model_nb(
-            S, s, nb, y_idx, n_classes, lo, hi, omega, True, log_prior_global, global_prior,
+            S, s, nb, y_idx, n_classes, lo, hi, omega, support_mode, log_prior_global, global_prior,
             only_local and not exact, w
         )
         if err != 0:
@@ -250,7 +257,7 @@ def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, log_prior_g
                 st = status[g, h]
                 t_h = s[mu[h]]
                 if st == _OK or st == _CAP:
-                    local[g, h] = lam[g, h] * t_h - _discrete_log_z_nb(lam[g, h], omega, w)
+                    local[g, h] = lam[g, h] * t_h - _log_z_nb(lam[g, h], lo, hi, omega, support_mode, w)
                 elif st == _BOUNDARY:
                     local[g, h] = 0.0 if abs(t_h - c[g, h]) <= tol else -np.inf
                 else:  # unsolved (only when every zeta is 0 and an earlier constraint was degenerate)
