@@ -89,6 +89,30 @@ def test_plot_error_rates_png(tmp_path, methods):
     assert [p.name for p in path.parent.iterdir()] == ["errors.png"]
 
 
+@pytest.mark.parametrize("n_methods", [3, 14, 15, 24, 41])
+def test_error_rate_figure_shows_every_method_in_its_own_colour(n_methods):
+    """Every method is in the legend, under its label, the legend lies inside the figure (24 methods
+    overflowed one column), and no two methods share a colour."""
+    from matplotlib.colors import to_hex
+
+    from hlm.reporting.figures import error_rate_figure
+
+    methods = [f"m{i}" for i in range(n_methods)]
+    rng = np.random.default_rng(n_methods)
+    long = pd.DataFrame([{"dataset": d, "method": m, "split": s, "error_rate": rng.uniform(0, 40)}
+                         for d in DATASETS for m in methods for s in range(3)])
+    labels = {m: f"method number {i}" for i, m in enumerate(methods)}
+    fig = error_rate_figure(long, DATASETS, methods, labels)
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [labels[m] for m in methods]
+    box, page = legend.get_window_extent(), fig.bbox
+    assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
+    ax = fig.axes[0]
+    colours = [to_hex(c.patches[0].get_facecolor()) for c in ax.containers if hasattr(c, "patches")]
+    assert len(colours) == n_methods and len(set(colours)) == n_methods
+
+
 def test_cv_components_curve_and_figure(tmp_path):
     import json
 

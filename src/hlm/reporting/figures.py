@@ -14,22 +14,31 @@ from hlm.data.artifacts import atomic_path
 from hlm.reporting.tables import summarize
 
 
-def plot_error_rates(
-    long_df: pd.DataFrame, datasets: list, methods: list, path: str | os.PathLike, labels: dict | None = None
-) -> None:
-    """Grouped bar chart of the mean test error (%) ± sample sd per method and data set.
+def method_colours(n: int) -> list:
+    """n distinct colours: tab10 up to 10 methods, else tab20, tab20b and tab20c in turn (60 colours),
+    then repeated."""
+    if n <= 10:
+        return [colormaps["tab10"](i) for i in range(n)]
+    palette = [colormaps[name](i) for name in ("tab20", "tab20b", "tab20c") for i in range(20)]
+    return [palette[i % len(palette)] for i in range(n)]
 
-    Data sets on the x axis (given order), one colour per method (legend right of
-    the axes; methods named by ``labels[method]`` when given); missing
-    (method, dataset) pairs are marked "NA" on the axis.
-    """
+
+#: legend entries per column of the error-rate figure (a column more for every this many methods)
+_LEGEND_ROWS = 14
+
+
+def error_rate_figure(long_df: pd.DataFrame, datasets: list, methods: list, labels: dict | None = None) -> Figure:
+    """The figure of ``plot_error_rates``: a bar per method and data set, every method in the legend
+    (in columns of at most ``_LEGEND_ROWS``, right of the axes, inside the figure)."""
     summary = summarize(long_df, datasets, methods).set_index(["method", "dataset"])
     n_d, n_m = len(datasets), len(methods)
     width = 0.8 / max(n_m, 1)
     x = np.arange(n_d)
-    cmap = colormaps["tab10" if n_m <= 10 else "tab20"]
+    colours = method_colours(n_m)
+    n_cols = max(1, -(-n_m // _LEGEND_ROWS))
 
-    fig = Figure(figsize=(min(14.0, max(6.0, 1.5 + n_d * (0.3 + 0.2 * n_m))), 4.5), layout="constrained")
+    fig = Figure(figsize=(min(14.0, max(6.0, 1.5 + n_d * (0.3 + 0.2 * n_m))) + 2.0 * (n_cols - 1), 4.5),
+                 layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     top = 0.0
@@ -39,7 +48,7 @@ def plot_error_rates(
         sd = np.nan_to_num(rows["sd"].to_numpy(float))
         pos = x - 0.4 + width * (i + 0.5)
         ax.bar(pos, np.nan_to_num(mean), width * 0.9, yerr=sd, capsize=2, label=(labels or {}).get(method, method),
-               color=cmap(i % cmap.N), error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
+               color=colours[i], error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
         for p in pos[np.isnan(mean)]:
             ax.text(p, 0, "NA", ha="center", va="bottom", fontsize=7, rotation=90, color="0.3")
         if np.isfinite(mean).any():
@@ -52,8 +61,21 @@ def plot_error_rates(
     ax.set_title("Test error rate by data set: mean ± sd over splits")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(title="method", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.legend(*ax.get_legend_handles_labels(), title="method", loc="outside right upper", ncols=n_cols,
+               frameon=False, fontsize=8 if n_m > _LEGEND_ROWS else None)
+    return fig
 
+
+def plot_error_rates(
+    long_df: pd.DataFrame, datasets: list, methods: list, path: str | os.PathLike, labels: dict | None = None
+) -> None:
+    """Grouped bar chart of the mean test error (%) ± sample sd per method and data set (PNG).
+
+    Data sets on the x axis (given order), one colour per method (legend right of
+    the axes; methods named by ``labels[method]`` when given); missing
+    (method, dataset) pairs are marked "NA" on the axis.
+    """
+    fig = error_rate_figure(long_df, datasets, methods, labels)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=150)
 
