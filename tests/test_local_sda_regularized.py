@@ -126,6 +126,31 @@ def test_pave_on_a_two_point_support_is_the_mean_constraint():
         np.testing.assert_allclose(pave[..., 0], 1 - expected, rtol=0, atol=1e-9)
 
 
+def test_log_pave_is_computed_in_the_log_domain():
+    """log P_ave where P_ave underflows a float64: one object with a capped lambda on a 1000-point grid has
+    pmf e^(-1000) / z at the far end; log P_ave there is -1000 - log z (finite), the mean with a second
+    object's point mass is log((e^(-1000) / z) / 2) at that end and log((1 + 1/z) / 2) at the other."""
+    from hlm.models._local_sda_kernels.regularized import _log_pave_at_nb
+
+    omega = np.linspace(0.0, 1.0, 1000)
+    lam = LAMBDA_CAP  # r = 1: lambda (omega_0 - top) = -1000 at j = 0
+    z = np.exp(lam * (omega - 1.0)).sum()
+    lam_all = np.full((2, 1, 1), np.nan)
+    z_all = np.full((2, 1, 1), np.nan)
+    lam_all[0, 0, 0], z_all[0, 0, 0] = lam, z
+    count = np.array([[1]])
+    got = _log_pave_at_nb(lam_all, z_all, count, omega, 0, 0, 0)
+    assert np.exp(got) == 0.0 and got == pytest.approx(-1000.0 - np.log(z), rel=4 * EPS)
+    lam_all[1, 0, 0], z_all[1, 0, 0] = np.inf, 1.0  # a point mass at the top of Omega
+    count[0, 0] = 2
+    assert _log_pave_at_nb(lam_all, z_all, count, omega, 0, 0, 0) == pytest.approx(
+        -1000.0 - np.log(z) - np.log(2.0), rel=4 * EPS)
+    assert _log_pave_at_nb(lam_all, z_all, count, omega, 0, 0, 999) == pytest.approx(
+        np.log((1.0 + 1.0 / z) / 2.0), rel=4 * EPS)
+    count[0, 0] = 0
+    assert _log_pave_at_nb(lam_all, z_all, count, omega, 0, 0, 5) == -np.log(1000.0)
+
+
 def test_pave_equals_reference():
     """The kernel's P_ave == the reference's mean of numpy pmfs: within the lambdas' tolerance (each within
     Brent's of the root: |d p / d lambda| <= p r) and the rounding of the n-term sums."""
@@ -253,10 +278,10 @@ def test_nearest_point_of_the_support():
 
 
 # ---------------------------------------------------------------- compiled kernels == reference
-def _score_tolerance(est, s, nb, pave: np.ndarray, pave_rel: float) -> float:
+def _score_tolerance(est, s, nb, log_pave: np.ndarray, pave_rel: float) -> float:
     """Bound on a regularized score's difference from the reference's: per (g, h) term, the test row's
     lambda difference times |d/d lambda (lambda t_h - log Z)| = |t_h - m(lambda)| <= |t_h| + max |w|, and
-    P_ave's relative difference ``pave_rel`` (logaddexp is 1-Lipschitz in each argument), plus ULPS ulp of
+    the difference of log P_ave ``pave_rel`` (logaddexp is 1-Lipschitz in each argument), plus ULPS ulp of
     the magnitudes of the terms added."""
     prior = None if est.prior == "local" else np.log(est.class_prior_)
     want = fit_row(est._S, s, nb, est._y_idx, est.support_, prior)
@@ -265,9 +290,9 @@ def _score_tolerance(est, s, nb, pave: np.ndarray, pave_rel: float) -> float:
         dlam = np.where(got.lam == want.lam, 0.0, np.abs(got.lam - want.lam))
     slope = np.abs(want.t)[None, :] + max(abs(est.support_.lo), abs(est.support_.hi))
     omega, zeta = est.support_.omega, float(est.zeta)
+    ave = np.array([[log_pave[cg, ch, ref.nearest(omega, t_h)] for ch, t_h in zip(want.classes, want.t)]
+                    for cg in want.classes])
     with np.errstate(divide="ignore"):
-        ave = np.log([[pave[cg, ch, ref.nearest(omega, t_h)] for ch, t_h in zip(want.classes, want.t)]
-                      for cg in want.classes])
         log_weights = abs(np.log(zeta)) + abs(np.log1p(-zeta)) if 0 < zeta < 1 else 0.0
     def finite(x):
         return np.abs(np.where(np.isfinite(x), x, 0.0))
@@ -290,15 +315,15 @@ def test_compiled_predict_equals_reference(degenerate, prior):
         for k in (1, 3, 12):
             base = RegularizedLocalSDA(n_neighbors=k, prior=prior, degenerate=degenerate,
                                        max_support=1000 if trial % 2 else 25).fit(S_fit, y_fit)
-            pave = ref.average_pmfs(base._S, base._y_idx, len(base.classes_), base.support_, k)
-            # test_pave_equals_reference's bound, relative: r |lambda difference| + the sums' rounding
+            log_pave = ref.log_average_pmfs(base._S, base._y_idx, len(base.classes_), base.support_, k)
+            # test_pave_equals_reference's bound, relative (so on log P_ave): r |lambda difference| + rounding
             pave_rel = 2.02 * (XTOL + _BRENT_RTOL * LAMBDA_CAP) + (ULPS + len(y_fit)) * EPS
             for zeta in (0.0, *ZETAS):
                 est = base.set_params(zeta=zeta)  # zeta is not used by fit: the same P_ave
                 labels = est.predict(S_val)
                 n_deg = est.n_degenerate_
                 log_post = est.predict_log_proba(S_val)
-                want_labels, want_fallback, want_log_post = ref.predict(est, S_val, pave)
+                want_labels, want_fallback, want_log_post = ref.predict(est, S_val, log_pave)
                 np.testing.assert_array_equal(labels, want_labels, err_msg=f"trial {trial}, k {k}, zeta {zeta}")
                 assert n_deg == int(want_fallback.sum())
                 np.testing.assert_array_equal(np.isfinite(log_post), np.isfinite(want_log_post))
@@ -307,7 +332,7 @@ def test_compiled_predict_equals_reference(degenerate, prior):
                     if want_fallback[i] or finite.sum() == 1:
                         assert _bits_equal(log_post[i], want_log_post[i])
                         continue
-                    tol = 2 * _score_tolerance(est, s, nb, pave, pave_rel)
+                    tol = 2 * _score_tolerance(est, s, nb, log_pave, pave_rel)
                     err = np.abs(log_post[i][finite] - want_log_post[i][finite])
                     assert np.all(err <= tol), (err, tol)
                 post = np.exp(log_post)

@@ -119,6 +119,33 @@ def average_pmfs(S, y_idx, n_classes: int, support, k: int) -> np.ndarray:
     return pave
 
 
+def log_average_pmfs(S, y_idx, n_classes: int, support, k: int) -> np.ndarray:
+    """log P_ave[g, h], in the log domain: scipy's logsumexp of the objects' log pmfs (lambda (omega - top)
+    - log sum e^{lambda (omega - top)}, or 0 / -inf for a point mass) minus log of their number; -log r
+    where no neighbourhood holds g and h."""
+    r = support.omega.size
+    terms: dict = {}
+    for classes, _, lam, status in loo_models(S, y_idx, support, min(k, S.shape[0] - 1)):
+        for g, cg in enumerate(classes):
+            for h, ch in enumerate(classes):
+                terms.setdefault((cg, ch), []).append(local_log_pmf(lam[g, h], status[g, h], support.omega))
+    out = np.full((n_classes, n_classes, r), -np.log(r))
+    for (g, h), rows in terms.items():
+        out[g, h] = logsumexp(np.array(rows), axis=0) - np.log(len(rows))
+    return out
+
+
+def local_log_pmf(lam: float, status: str, omega: np.ndarray) -> np.ndarray:
+    """log gamma e^{lambda w} on Omega; a boundary constraint: 0 at that end of Omega, -inf elsewhere."""
+    if status == "boundary":
+        p = np.full(omega.size, -np.inf)
+        p[0 if lam < 0 else -1] = 0.0
+        return p
+    top = omega[-1] if lam >= 0 else omega[0]
+    t = lam * (omega - top)
+    return t - logsumexp(t)
+
+
 def nearest(omega: np.ndarray, t: float) -> int:
     """The point of Omega nearest to t (the lower one at equal distance; beyond an end, that end)."""
     if t <= omega[0]:
@@ -144,22 +171,22 @@ def local_terms(model: RowModel, support) -> np.ndarray:
     return out
 
 
-def log_scores(model: RowModel, support, pave: np.ndarray, zeta: float) -> np.ndarray:
+def log_scores(model: RowModel, support, log_pave: np.ndarray, zeta: float) -> np.ndarray:
     """log P(g) + sum_h log((1 - zeta) P(psi(x, mu_h) | g) + zeta P_ave(omega_j | g, h)), omega_j the point
-    of Omega nearest to psi(x, mu_h), per class of G_x (zeta > 0)."""
+    of Omega nearest to psi(x, mu_h), per class of G_x (zeta > 0); ``log_pave`` from ``log_average_pmfs``."""
     local = local_terms(model, support)
     scores = model.log_prior.astype(np.float64).copy()
     for g, cg in enumerate(model.classes):
         for h, ch in enumerate(model.classes):
-            with np.errstate(divide="ignore"):  # log 0 = -inf: P_ave, or 1 - zeta, zero
-                ave = np.log(pave[cg, ch, nearest(support.omega, model.t[h])])
+            ave = log_pave[cg, ch, nearest(support.omega, model.t[h])]
+            with np.errstate(divide="ignore"):  # log(1 - zeta) = -inf at zeta = 1
                 scores[g] += np.logaddexp(np.log1p(-zeta) + local[g, h], np.log(zeta) + ave)
     return scores
 
 
-def predict_row(est, s: np.ndarray, nb: np.ndarray, pave: np.ndarray) -> tuple[int, bool, np.ndarray]:
+def predict_row(est, s: np.ndarray, nb: np.ndarray, log_pave: np.ndarray) -> tuple[int, bool, np.ndarray]:
     """(class index, fallback used, log posterior over ``est.classes_``) of one row of a fitted
-    ``RegularizedLocalSDA`` with P_ave ``pave``. zeta = 0: local SDA (its reference, fallback included);
+    ``RegularizedLocalSDA`` with log P_ave ``log_pave``. zeta = 0: local SDA (its reference, fallback included);
     zeta > 0: the regularized scores, the fallback only if every class scores -inf."""
     n_classes = len(est.classes_)
     y_nb = est._y_idx[nb]
@@ -172,7 +199,7 @@ def predict_row(est, s: np.ndarray, nb: np.ndarray, pave: np.ndarray) -> tuple[i
     model = fit_row(est._S, s, nb, est._y_idx, est.support_, prior)
     scores = None
     if est.zeta > 0:
-        scores = log_scores(model, est.support_, pave, float(est.zeta))
+        scores = log_scores(model, est.support_, log_pave, float(est.zeta))
     elif exact or np.all(model.status == "ok"):
         scores = local_log_scores(model, est.support_, exact=exact)
     if scores is not None and not np.all(scores == -np.inf):
@@ -190,12 +217,12 @@ def predict_row(est, s: np.ndarray, nb: np.ndarray, pave: np.ndarray) -> tuple[i
     return winner, True, one_hot
 
 
-def predict(est, S_te: np.ndarray, pave: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``predict_row`` for every row (P_ave by ``average_pmfs`` unless given): (labels, fallback used,
-    log posteriors)."""
+def predict(est, S_te: np.ndarray, log_pave: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``predict_row`` for every row (log P_ave by ``log_average_pmfs`` unless given): (labels, fallback
+    used, log posteriors)."""
     S_te = est._check_predict_input(S_te)
-    if pave is None:
-        pave = average_pmfs(est._S, est._y_idx, len(est.classes_), est.support_, int(est.n_neighbors))
-    rows = [predict_row(est, s, nb, pave) for s, nb in zip(S_te, est._neighbours(S_te))]
+    if log_pave is None:
+        log_pave = log_average_pmfs(est._S, est._y_idx, len(est.classes_), est.support_, int(est.n_neighbors))
+    rows = [predict_row(est, s, nb, log_pave) for s, nb in zip(S_te, est._neighbours(S_te))]
     return (est.classes_[np.array([r[0] for r in rows], dtype=np.intp)], np.array([r[1] for r in rows]),
             np.array([r[2] for r in rows]))

@@ -37,16 +37,18 @@ Details [P: spec §6]:
   constraints of the test rows, and this takes ~5 evaluations of m per root instead of ~15. On the
   ``max_support`` grid (equally spaced) m and z are evaluated in closed form (a truncated geometric
   distribution, O(1) instead of O(r); equal to the sums to rounding). The test rows' models are local
-  SDA's (its bracket and Brent), with m and log Z in that closed form on the grid when no zeta is 0;
-  with zeta = 0 they are local SDA's own, so zeta = 0 is local SDA bit for bit.
+  SDA's (its bracket and Brent), with m and log Z in that closed form on an equally spaced support
+  when zeta > 0; with zeta = 0 they are local SDA's own, so zeta = 0 is local SDA bit for bit. Any
+  support exactly equal to ``np.linspace`` of its ends takes the closed form, the max_support grid or
+  distinct values that happen to be equally spaced.
 - Default zeta = 0.1, a middle point of the paper's grid (the pipeline cross-validates it).
 
-Implementation: compiled kernels in ``_local_sda_kernels.regularized``: ``_loo_pmfs_nb`` (the leave-one-out models
-of P_ave, kept as their components lambda and z per object and pair, so P_ave is evaluated only where a
-test row reads it, ``_pave_at_nb``), ``_regularized_predict_rows`` (the rows, the logs of the mixture
-as numpy's ``logaddexp``). A memo per support of the roots already found (``_ROOTS``) serves the folds
-of a CV, which mostly share their support; a root depends on c and the support only, so it changes
-no result. The row-by-row reference is tests/oracles/local_sda_regularized_reference.py. The CV path
+Implementation: compiled kernels in ``_local_sda_kernels.regularized``: ``_loo_pmfs_nb`` (the leave-one-out
+models of P_ave, kept as their components lambda and z per object and pair, so P_ave is evaluated only where
+a test row reads it, ``_log_pave_at_nb``, in the log domain), ``_regularized_predict_rows`` (the rows, the
+logs of the mixture as numpy's ``logaddexp``). A memo per support of the roots already found (``_ROOTS``)
+serves the folds of a CV, which mostly share their support; a root depends on c and the support only, so
+it changes no result. The row-by-row reference is tests/oracles/local_sda_regularized_reference.py. The CV path
 (``predict_grid``) ranks the fit set (leave-one-out) and the validation rows and builds the support
 once per fold, computes P_ave and each row's local model once per k, and scores every zeta from them.
 """
@@ -241,18 +243,32 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
 
     def _predict_all(self, S_te: np.ndarray, nbs: np.ndarray, zetas) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class index, fallback used, log posteriors), each with one entry per zeta first, from
-        ``_regularized_predict_rows``."""
-        omega = np.ascontiguousarray(self.support_.omega, dtype=np.float64)
-        log_prior = np.log(self.class_prior_) if self.prior == "global" else np.empty(0)
+        ``_regularized_predict_rows``. zeta = 0 is local SDA bit for bit (m and Z summed); the other zetas
+        use the support's own evaluation (closed form on an equally spaced one), in a pass of their own,
+        so that a zeta's result does not depend on the other zetas of the call."""
         zetas = np.asarray(zetas, dtype=np.float64)
-        # zeta = 0 is local SDA bit for bit: its m and Z by summation; otherwise the grid's closed form
-        support_mode = _roots(omega)[2] if (zetas > 0).all() else 1
+        omega = np.ascontiguousarray(self.support_.omega, dtype=np.float64)
+        support_mode = _roots(omega)[2]
+        passes = [(zetas == 0, 1), (zetas > 0, support_mode)]
+        if support_mode == 1 or not (zetas == 0).any() or not (zetas > 0).any():
+            passes = [(np.ones(zetas.size, dtype=bool), support_mode if (zetas > 0).all() else 1)]
+        m, n_classes = S_te.shape[0], len(self.classes_)
+        out = np.empty((zetas.size, m), dtype=np.intp)
+        fell_back = np.empty((zetas.size, m), dtype=bool)
+        log_post = np.empty((zetas.size, m, n_classes))
+        for which, mode in passes:
+            out[which], fell_back[which], log_post[which] = self._predict_rows(S_te, nbs, zetas[which], mode)
+        return out, fell_back, log_post
+
+    def _predict_rows(self, S_te: np.ndarray, nbs: np.ndarray, zetas: np.ndarray, support_mode: int):
+        """``_regularized_predict_rows`` for the zetas given, m and Z evaluated by ``support_mode``."""
+        log_prior = np.log(self.class_prior_) if self.prior == "global" else np.empty(0)
         out, fell_back, log_post, err, err_row, err_x = _regularized_predict_rows(
             np.ascontiguousarray(self._S, dtype=np.float64),
             np.ascontiguousarray(S_te, dtype=np.float64),
             np.ascontiguousarray(nbs, dtype=np.int64),
             np.ascontiguousarray(self._y_idx, dtype=np.int64),
-            len(self.classes_), omega, support_mode,
+            len(self.classes_), np.ascontiguousarray(self.support_.omega, dtype=np.float64), support_mode,
             np.ascontiguousarray(log_prior, dtype=np.float64), self.prior == "global",
             _DEGENERATE_CODE[self.degenerate], np.ascontiguousarray(self.class_prior_, dtype=np.float64),
             *self._loo, zetas,

@@ -63,7 +63,7 @@ def _mean_table_nb(t_lam, omega, w):  # pragma: no cover - compiled
 def _solve_lambda_table_nb(c, omega, t_lam, t_m, mode, w):  # pragma: no cover - compiled
     """``_solve_lambda_nb`` on a discrete support, bracketed by the table (t_lam = LAMBDA_TABLE_T / r,
     t_m = m(t_lam)): the same boundary and cap statuses (the table's ends are the caps), the root by
-    Brent from the table's bracket, m evaluated as ``_mean_nb`` does for ``mode`` (True, or ``UNIFORM``
+    Brent from the table's bracket, m evaluated as ``_mean_nb`` does for ``mode`` (1: summed, or ``UNIFORM``
     for an equally spaced support: closed form). Returns (lambda, status code, brent error code)."""
     lo, hi = omega[0], omega[omega.size - 1]
     point_mass = _boundary_lambda_nb(c, lo, hi)
@@ -152,36 +152,49 @@ def _loo_pmfs_nb(S, order, k, y_idx, n_classes, omega, t_lam, t_m, mode, memo, w
 
 
 @njit(cache=True)
-def _pave_at_nb(lam_all, z_all, count, omega, g, h, j):  # pragma: no cover - compiled
-    """P_ave(omega_j | g, h): the mean over the objects whose neighbourhood holds g and h of their pmf at
-    omega_j (``_tilt`` / z, or the point mass), added in object order; uniform 1 / r if there are none."""
+def _log_pave_at_nb(lam_all, z_all, count, omega, g, h, j):  # pragma: no cover - compiled
+    """log P_ave(omega_j | g, h), in the log domain: the log of the mean over the objects whose
+    neighbourhood holds g and h of their pmf at omega_j, log pmf = lambda (omega_j - top) - log z (or the
+    point mass: 0 at its end of Omega, else -inf), by a log-sum-exp in object order; -log r (uniform) if
+    there are none (one pass, rescaling the sum when the maximum grows). A pmf too small for a float64
+    (e^-1000 at a capped lambda) still counts."""
     r = omega.size
     if count[g, h] == 0:
-        return 1.0 / r
+        return -np.log(np.float64(r))
+    top_term = -np.inf  # the running maximum of the log pmfs, and the sum of e^(log pmf - it)
     total = 0.0
     for i in range(lam_all.shape[0]):
         lam = lam_all[i, g, h]
         if np.isnan(lam):
             continue
         if lam == -np.inf:
-            total += 1.0 if j == 0 else 0.0
+            t = 0.0 if j == 0 else -np.inf
         elif lam == np.inf:
-            total += 1.0 if j == r - 1 else 0.0
+            t = 0.0 if j == r - 1 else -np.inf
         else:
             top = omega[r - 1] if lam >= 0 else omega[0]
-            total += np.exp(lam * (omega[j] - top)) / z_all[i, g, h]
-    return total / np.float64(count[g, h])
+            t = lam * (omega[j] - top) - np.log(z_all[i, g, h])
+        if t == -np.inf:
+            continue
+        if t <= top_term:
+            total += np.exp(t - top_term)
+        else:
+            total = total * np.exp(top_term - t) + 1.0
+            top_term = t
+    if top_term == -np.inf:
+        return -np.inf
+    return top_term + np.log(total) - np.log(np.float64(count[g, h]))
 
 
 @njit(cache=True)
 def _pave_nb(lam_all, z_all, count, omega):  # pragma: no cover - compiled
-    """P_ave on all of Omega (n_classes x n_classes x r), by ``_pave_at_nb``."""
+    """P_ave on all of Omega (n_classes x n_classes x r), exp of ``_log_pave_at_nb``."""
     C = count.shape[0]
     out = np.empty((C, C, omega.size))
     for g in range(C):
         for h in range(C):
             for j in range(omega.size):
-                out[g, h, j] = _pave_at_nb(lam_all, z_all, count, omega, g, h, j)
+                out[g, h, j] = np.exp(_log_pave_at_nb(lam_all, z_all, count, omega, g, h, j))
     return out
 
 
@@ -210,11 +223,12 @@ def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, support_mod
     """Regularized local SDA for every row and every zeta in ``zetas``: one local SDA model per row serves
     every zeta. log P~(psi(x, mu_h) | g) = logaddexp(log(1 - zeta) + log P(psi(x, mu_h) | g),
     log zeta + log P_ave(omega_j | g, h)), omega_j the point of Omega nearest to psi(x, mu_h) and P_ave
-    from the leave-one-out pmfs (``loo_*`` of ``_loo_pmfs_nb``, by ``_pave_at_nb``); the local
+    from the leave-one-out pmfs (``loo_*`` of ``_loo_pmfs_nb``, by ``_log_pave_at_nb``); the local
     log pmf is local SDA's term (``exact``'s for a degenerate constraint). zeta = 0 is local SDA itself,
     its fallback included; for zeta > 0 the row falls back only if every class scores -inf. The rows'
     lambdas and log Z are local SDA's with m and Z evaluated as ``_mean_nb`` does for ``support_mode``
-    (True, or ``UNIFORM`` on the max_support grid when no zeta is 0: closed form, equal to rounding).
+    (1, or ``UNIFORM`` on an equally spaced support: closed form, equal to rounding; the caller passes 1
+    for zeta = 0, which is local SDA's own summation).
 
     Returns (class index (n_zeta x m), fallback used (n_zeta x m), log posteriors (n_zeta x m x
     n_classes), brent error code, its row, its x).
@@ -264,8 +278,8 @@ def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, support_mod
                     local[g, h] = np.nan
                 degenerate = degenerate or st != _OK
                 if not only_local:
-                    ave[g, h] = np.log(_pave_at_nb(loo_lam, loo_z, loo_count, omega, classes[g], classes[h],
-                                                   _nearest_nb(omega, t_h)))
+                    ave[g, h] = _log_pave_at_nb(loo_lam, loo_z, loo_count, omega, classes[g], classes[h],
+                                                _nearest_nb(omega, t_h))
         for zi in range(n_z):
             zeta = zetas[zi]
             winner = -1
