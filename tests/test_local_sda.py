@@ -349,31 +349,31 @@ def test_pairwise_cross_val_score(support):
     assert acc.shape == (5,) and acc.mean() > 0.85
 
 
-def test_bad_input_and_params():
+def check_bad_input(cls, bad_params) -> None:
+    """The input checks every estimator of the local SDA family shares: a fit matrix that is not square
+    or not finite, labels of the wrong length or of one class, test rows of the wrong width or not finite
+    (``predict`` and, where there is one, ``predict_proba``) raise DataError; each of ``bad_params``
+    raises InvalidParameterError at fit."""
     S, y = _blob_similarity(n_per=5)
-    with pytest.raises(DataError):
-        LocalSDA().fit(S[:, :-1], y)
-    with pytest.raises(DataError):
-        LocalSDA().fit(S, y[:-1])
-    bad = S.copy()
-    bad[0, 1] = np.nan
-    with pytest.raises(DataError):
-        LocalSDA().fit(bad, y)
-    m = LocalSDA().fit(S, y)
-    with pytest.raises(DataError):
-        m.predict(S[:, :-1])
-    with pytest.raises(DataError):
-        m.predict(np.full((1, S.shape[1]), np.inf))
-    bad_params = (
-        {"n_neighbors": 0},
-        {"support": "histogram"},
-        {"prior": "flat"},
-        {"degenerate": "drop"},
-        {"max_support": 1},
-    )
+    nan_S = S.copy()
+    nan_S[0, 1] = np.nan
+    for fit_args in ((S[:, :-1], y), (S, y[:-1]), (S, np.zeros_like(y)), (nan_S, y)):
+        with pytest.raises(DataError):
+            cls().fit(*fit_args)
+    m = cls().fit(S, y)
+    for rows in (S[:, :-1], np.full((1, S.shape[1]), np.nan), np.full((1, S.shape[1]), np.inf)):
+        for method in ("predict", "predict_proba"):
+            if hasattr(m, method):
+                with pytest.raises(DataError):
+                    getattr(m, method)(rows)
     for kw in bad_params:
         with pytest.raises(InvalidParameterError):
-            LocalSDA(**kw).fit(S, y)
+            cls(**kw).fit(S, y)
+
+
+def test_bad_input_and_params():
+    check_bad_input(LocalSDA, ({"n_neighbors": 0}, {"support": "histogram"}, {"prior": "flat"},
+                               {"degenerate": "drop"}, {"max_support": 1}))
 
 
 # ---------------------------------------------------------------- compiled kernel == reference, to rounding

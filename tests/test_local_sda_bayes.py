@@ -13,10 +13,9 @@ import pytest
 from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.utils._param_validation import InvalidParameterError
 
 from hlm.dirichlet import fit_polya
-from hlm.errors import ConfigError, DataError
+from hlm.errors import ConfigError
 from hlm.methods import METHODS, check_method_params
 from hlm.models.knn import break_vote_ties
 from hlm.models.local_sda import leave_one_out_order
@@ -28,6 +27,7 @@ from hlm.models.local_sda_bayes import (
     posterior_mean,
 )
 from oracles.local_sda_reference import local_centroids
+from test_local_sda import check_bad_input
 
 EPS = np.finfo(np.float64).eps
 ESTIMATORS = {"centroid": BayesianLocalSDA, "pairwise": PairwiseBayesianLocalSDA}
@@ -379,20 +379,8 @@ def test_estimator_contract(cls):
     est = cls(n_neighbors=4).fit(S, labels)
     assert set(est.predict(S_val)) <= {"a", "b"} and list(est.classes_) == ["a", "b"]
     assert clone(est).get_params() == est.get_params()
-    with pytest.raises(DataError):
-        cls().fit(S[:, :-1], y)
-    with pytest.raises(DataError):
-        cls().fit(S, np.zeros_like(y))  # one class
-    with pytest.raises(DataError):
-        est.predict(S_val[:, :-1])
-    bad = S.copy()
-    bad[0, 1] = np.nan
-    with pytest.raises(DataError):
-        cls().fit(bad, y)
-    for params in ({"n_bins": 1}, {"alpha_min": 0.0}, {"alpha_min": 2.0, "alpha_max": 1.0}, {"prior": "flat"},
-                   {"tol": -1.0}, {"n_neighbors": 0}):
-        with pytest.raises(InvalidParameterError):
-            cls(**params).fit(S, y)
+    check_bad_input(cls, ({"n_bins": 1}, {"alpha_min": 0.0}, {"alpha_min": 2.0, "alpha_max": 1.0},
+                          {"prior": "flat"}, {"tol": -1.0}, {"n_neighbors": 0}))
 
 
 def test_registered_methods():

@@ -6,10 +6,8 @@ import math
 import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold, cross_val_score
-from sklearn.utils._param_validation import InvalidParameterError
 
 import oracles.local_sda_pairwise_reference as ref
-from hlm.errors import DataError
 from hlm.models._grid import predict_each
 from hlm.models._local_sda_kernels.core import _raise_brent_error
 from hlm.models._local_sda_kernels.pairwise import _pairwise_log_scores_nb, _pairwise_row_nb
@@ -30,6 +28,7 @@ from test_local_sda import (
     _blob_similarity,
     _random_problem,
     assert_solves_moment_constraint,
+    check_bad_input,
 )
 
 
@@ -311,17 +310,5 @@ def test_cross_val_score_and_posteriors(support):
 
 
 def test_bad_input_and_params():
-    S, y = _blob_similarity(n_per=5)
-    with pytest.raises(DataError):
-        PairwiseLocalSDA().fit(S[:, :-1], y)
-    with pytest.raises(DataError):
-        PairwiseLocalSDA().fit(S, y[:-1])
-    m = PairwiseLocalSDA().fit(S, y)
-    with pytest.raises(DataError):
-        m.predict_proba(S[:, :-1])
-    with pytest.raises(DataError):
-        m.predict(np.full((1, S.shape[1]), np.nan))
-    for kw in ({"n_neighbors": 0}, {"support": "histogram"}, {"prior": "flat"}, {"degenerate": "drop"},
-               {"max_support": 1}):
-        with pytest.raises(InvalidParameterError):
-            PairwiseLocalSDA(**kw).fit(S, y)
+    check_bad_input(PairwiseLocalSDA, ({"n_neighbors": 0}, {"support": "histogram"}, {"prior": "flat"},
+                                       {"degenerate": "drop"}, {"max_support": 1}))

@@ -8,7 +8,6 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils._param_validation import InvalidParameterError
 
 import oracles.local_sda_regularized_reference as ref
-from hlm.errors import DataError
 from hlm.models._grid import predict_each
 from hlm.models._local_sda_kernels.core import _BRENT_RTOL, LAMBDA_CAP, UNIFORM, XTOL, _solve_lambda_nb
 from hlm.models._local_sda_kernels.regularized import _nearest_nb, _solve_lambda_table_nb
@@ -31,6 +30,7 @@ from test_local_sda import (
     _random_problem,
     _random_support,
     assert_solves_moment_constraint,
+    check_bad_input,
 )
 
 ZETAS = (1e-6, 1e-3, 0.1, 0.5, 0.9, 1.0)
@@ -393,17 +393,5 @@ def test_cross_val_score_and_posteriors():
 
 
 def test_bad_input_and_params():
-    S, y = _blob_similarity(n_per=5)
-    with pytest.raises(DataError):
-        RegularizedLocalSDA().fit(S[:, :-1], y)
-    with pytest.raises(DataError):
-        RegularizedLocalSDA().fit(S, y[:-1])
-    m = RegularizedLocalSDA().fit(S, y)
-    with pytest.raises(DataError):
-        m.predict_proba(S[:, :-1])
-    with pytest.raises(DataError):
-        m.predict(np.full((1, S.shape[1]), np.inf))
-    for kw in ({"n_neighbors": 0}, {"zeta": -0.1}, {"zeta": 1.1}, {"prior": "flat"}, {"degenerate": "drop"},
-               {"max_support": 1}):
-        with pytest.raises(InvalidParameterError):
-            RegularizedLocalSDA(**kw).fit(S, y)
+    check_bad_input(RegularizedLocalSDA, ({"n_neighbors": 0}, {"zeta": -0.1}, {"zeta": 1.1}, {"prior": "flat"},
+                                          {"degenerate": "drop"}, {"max_support": 1}))

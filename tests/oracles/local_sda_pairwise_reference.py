@@ -101,29 +101,38 @@ def predict_row(est, s: np.ndarray, nb: np.ndarray) -> tuple[int, bool, np.ndarr
     ``PairwiseLocalSDA``: |G_x| = 1 -> that class; a degenerate constraint -> local SDA's fallback
     (``exact``: only if every class scores -inf); else the argmax of the scores (spec §5 tie rule) and
     their softmax. A row decided by a rule other than the scores has the posterior 1 at its class."""
-    n_classes = len(est.classes_)
     y_nb = est._y_idx[nb]
-    one_hot = np.full(n_classes, -np.inf)
     if np.all(y_nb == y_nb[0]):
-        one_hot[y_nb[0]] = 0.0
-        return int(y_nb[0]), False, one_hot
+        return decided(est, int(y_nb[0]), False)
     exact = est.degenerate == "exact"
     prior = None if est.prior == "local" else np.log(est.class_prior_)
     model = fit_row(est._S, nb, est._y_idx, est.support_, prior, stop_early=not exact)
+    scores = None
     if not (np.any(model.status != "ok") and not exact):
         scores = log_scores(model, s, est.support_, exact=exact)
-        if not np.all(scores == -np.inf):
-            log_post = np.full(n_classes, -np.inf)
-            log_post[model.classes] = scores - logsumexp(scores)
-            return argmax(est, scores, model.classes, y_nb), False, log_post
-    if est.degenerate == "knn":
-        votes = np.bincount(y_nb, minlength=n_classes).astype(np.float64)[None, :]
-        winner = int(break_vote_ties(votes, est.class_prior_, y_nb[None, :])[0])
-    else:  # local nearest centroid, local SDA's centroids
-        mu = local_centroids(est._S, s, model.members)
-        winner = argmax(est, s[mu], model.classes, y_nb)
+    mu = local_centroids(est._S, s, model.members)  # local SDA's centroids, for the fallback
+    return scored_or_fallback(est, scores, model.classes, y_nb, s[mu])
+
+
+def decided(est, winner: int, fell_back: bool) -> tuple[int, bool, np.ndarray]:
+    """A row decided by a rule other than the scores: its class, whether it fell back, posterior 1 there."""
+    one_hot = np.full(len(est.classes_), -np.inf)
     one_hot[winner] = 0.0
-    return winner, True, one_hot
+    return winner, fell_back, one_hot
+
+
+def scored_or_fallback(est, scores, classes: np.ndarray, y_nb: np.ndarray, centroid_sims: np.ndarray):
+    """The row's decision from its class scores over ``classes`` (argmax, softmax posterior), or, if there
+    are none (``scores`` None) or every class scores -inf, the fallback: the neighbours' vote ("knn", k-NN's
+    tie rule) or the most similar local centroid (``centroid_sims``, one per class of ``classes``)."""
+    if scores is not None and not np.all(scores == -np.inf):
+        log_post = np.full(len(est.classes_), -np.inf)
+        log_post[classes] = scores - logsumexp(scores)
+        return argmax(est, scores, classes, y_nb), False, log_post
+    if est.degenerate == "knn":
+        votes = np.bincount(y_nb, minlength=len(est.classes_)).astype(np.float64)[None, :]
+        return decided(est, int(break_vote_ties(votes, est.class_prior_, y_nb[None, :])[0]), True)
+    return decided(est, argmax(est, centroid_sims, classes, y_nb), True)
 
 
 def argmax(est, values: np.ndarray, classes: np.ndarray, y_nb: np.ndarray) -> int:

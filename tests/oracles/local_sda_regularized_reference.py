@@ -15,7 +15,7 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from hlm.models._local_sda_kernels.regularized import LAMBDA_TABLE_T
-from oracles.local_sda_pairwise_reference import argmax
+from oracles.local_sda_pairwise_reference import decided, scored_or_fallback
 from oracles.local_sda_reference import (
     BOUNDARY_RTOL,
     XTOL,
@@ -188,12 +188,9 @@ def predict_row(est, s: np.ndarray, nb: np.ndarray, log_pave: np.ndarray) -> tup
     """(class index, fallback used, log posterior over ``est.classes_``) of one row of a fitted
     ``RegularizedLocalSDA`` with log P_ave ``log_pave``. zeta = 0: local SDA (its reference, fallback included);
     zeta > 0: the regularized scores, the fallback only if every class scores -inf."""
-    n_classes = len(est.classes_)
     y_nb = est._y_idx[nb]
-    one_hot = np.full(n_classes, -np.inf)
     if np.all(y_nb == y_nb[0]):
-        one_hot[y_nb[0]] = 0.0
-        return int(y_nb[0]), False, one_hot
+        return decided(est, int(y_nb[0]), False)
     exact = est.degenerate == "exact"
     prior = None if est.prior == "local" else np.log(est.class_prior_)
     model = fit_row(est._S, s, nb, est._y_idx, est.support_, prior)
@@ -202,19 +199,7 @@ def predict_row(est, s: np.ndarray, nb: np.ndarray, log_pave: np.ndarray) -> tup
         scores = log_scores(model, est.support_, log_pave, float(est.zeta))
     elif exact or np.all(model.status == "ok"):
         scores = local_log_scores(model, est.support_, exact=exact)
-    if scores is not None and not np.all(scores == -np.inf):
-        log_post = np.full(n_classes, -np.inf)
-        log_post[model.classes] = scores - logsumexp(scores)
-        return argmax(est, scores, model.classes, y_nb), False, log_post
-    if est.degenerate == "knn":
-        from hlm.models.knn import break_vote_ties
-
-        votes = np.bincount(y_nb, minlength=n_classes).astype(np.float64)[None, :]
-        winner = int(break_vote_ties(votes, est.class_prior_, y_nb[None, :])[0])
-    else:
-        winner = argmax(est, model.t, model.classes, y_nb)
-    one_hot[winner] = 0.0
-    return winner, True, one_hot
+    return scored_or_fallback(est, scores, model.classes, y_nb, model.t)
 
 
 def predict(est, S_te: np.ndarray, log_pave: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
