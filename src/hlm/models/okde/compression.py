@@ -1,0 +1,116 @@
+"""Compression of a class's sample model by pairwise merging along a binary tree (spec 4.3, 5).
+
+The tree: centroid linkage of the component means (each coordinate divided by
+its sd across the means). The bottom-up search visits the internal nodes in
+merge order; a node is merged iff both children are merged (leaves are) and
+the criterion accepts it. oKDE's criterion is local (the Hellinger distance
+between the node's members and their moment match, :func:`local_hellinger`);
+odKDE's is cumulative (:class:`ClassifierDistance`, the paper's eqs. 4-7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.cluster.hierarchy import linkage
+from scipy.special import log_expit, logsumexp
+
+from hlm.models.okde.gaussians import cholesky, log_gaussians, moment_match
+from hlm.models.okde.hellinger import hellinger
+
+
+def merge_tree(mu: np.ndarray) -> list[tuple[int, int]]:
+    """Children (a, b) of internal node M + t for t = 0..M-2, in merge order (scipy's linkage numbering)."""
+    M = mu.shape[0]
+    if M < 2:
+        return []
+    sd = mu.std(axis=0)
+    Z = linkage(mu / np.where(sd > 0, sd, 1.0), method="centroid")
+    return [(int(a), int(b)) for a, b in Z[:, :2]]
+
+
+def bottom_up(n_leaves: int, tree: list[tuple[int, int]], accept: Callable[[int, int, int], bool],
+              min_components: int) -> list[int]:
+    """The maximal merged nodes of the bottom-up search (spec 4.3): node M + t is merged iff its
+    children are and ``accept(node, a, b)``; a rejected node blocks its ancestors. Nodes are then
+    split (highest first) until there are at least ``min_components`` (or only leaves)."""
+    merged = [True] * n_leaves + [False] * len(tree)
+    for t, (a, b) in enumerate(tree):
+        node = n_leaves + t
+        merged[node] = merged[a] and merged[b] and accept(node, a, b)
+    out, stack = [], [n_leaves + len(tree) - 1] if tree else list(range(n_leaves))
+    while stack:
+        node = stack.pop()
+        if merged[node]:
+            out.append(node)
+        else:
+            stack.extend(tree[node - n_leaves])
+    while len(out) < min_components and max(out) >= n_leaves:
+        top = max(out)
+        out.remove(top)
+        out.extend(tree[top - n_leaves])
+    return sorted(out)
+
+
+def members(node: int, n_leaves: int, tree: list[tuple[int, int]]) -> list[int]:
+    """The leaves under ``node``."""
+    if node < n_leaves:
+        return [node]
+    a, b = tree[node - n_leaves]
+    return members(a, n_leaves, tree) + members(b, n_leaves, tree)
+
+
+def local_hellinger(w: np.ndarray, mu: np.ndarray, cov: np.ndarray, H: np.ndarray, threshold: float,
+                    tree: list[tuple[int, int]]) -> Callable[[int, int, int], bool]:
+    """oKDE's criterion: D_H(members' KDE, KDE of their moment match) <= threshold (spec 4.3)."""
+    n = mu.shape[0]
+
+    def accept(node: int, a: int, b: int) -> bool:
+        idx = members(node, n, tree)
+        W, m, S = moment_match(w[idx], mu[idx], cov[idx])
+        return hellinger((w[idx] / W, mu[idx], cov[idx] + H), (np.ones(1), m[None], (S + H)[None])) <= threshold
+
+    return accept
+
+
+class ClassifierDistance:
+    """odKDE's compression cost (the paper's eqs. 4-7): the expected Hellinger-type distance between the
+    two-class posteriors p(C+ | x) of class i against the rest, before and after compression.
+
+    ``points``/``point_weights`` are the sigma points of p0 = sum_c pi_c p_KDE(x | c) and their weights
+    omega_i W_j; ``log_neg`` is log sum_{c != i} pi_c p_KDE(x | c) there; ``log_terms`` (P, M) the
+    log w_j N(x; mu_j, Sigma_j + H) of class i's components, ``log_prior`` log pi_i.
+    """
+
+    def __init__(self, points, point_weights, log_neg, log_terms, log_prior, w, mu, cov, H, threshold):
+        self.X, self.pw, self.H = points, point_weights, H
+        self.w, self.mu, self.cov = w, mu, cov
+        self.n = mu.shape[0]
+        self.log_terms = {j: log_terms[:, j] for j in range(self.n)}
+        self.log_current = logsumexp(log_terms, axis=1)
+        self.offset = log_prior - log_neg  # log-odds of C+ = offset + log p_i(x)
+        self.log_post = log_expit(self.offset + self.log_current)
+        self.log_post_neg = log_expit(-(self.offset + self.log_current))
+        self.members: dict[int, list[int]] = {j: [j] for j in range(self.n)}
+        self.threshold2 = threshold**2
+        self.cost = 0.0
+
+    def accept(self, node: int, a: int, b: int) -> bool:
+        idx = self.members[a] + self.members[b]
+        W, m, S = moment_match(self.w[idx], self.mu[idx], self.cov[idx])
+        log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
+        s = np.maximum(self.log_current, log_new)  # every term below is <= 1 after scaling by s
+        s = np.where(np.isfinite(s), s, 0.0)  # a point where class i has no density stays at -inf
+        rest = (np.exp(self.log_current - s) - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s))
+        with np.errstate(divide="ignore"):
+            candidate = s + np.log(np.maximum(rest, 0.0) + np.exp(log_new - s))
+        z = self.offset + candidate
+        d2 = 0.5 * ((np.exp(0.5 * self.log_post) - np.exp(0.5 * log_expit(z))) ** 2
+                    + (np.exp(0.5 * self.log_post_neg) - np.exp(0.5 * log_expit(-z))) ** 2)
+        cost = float(self.pw @ d2)
+        if cost > self.threshold2:
+            return False
+        self.cost, self.log_current = cost, candidate
+        self.log_terms[node], self.members[node] = log_new, idx
+        return True

@@ -1,0 +1,101 @@
+"""Gaussian mixtures in the log domain: moment matching, the principal-axis split, sigma points.
+
+A mixture is ``(w, mu, cov)``: weights (M,), means (M, d), covariances (M, d, d).
+docs/online-kde-spec.md sections 1, 4.2 and 7.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import logsumexp
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+def symmetric_psd(S: np.ndarray) -> np.ndarray:
+    """(S + S^T)/2 with negative eigenvalues clipped to 0 (spec 7); works on (..., d, d)."""
+    S = 0.5 * (S + np.swapaxes(S, -1, -2))
+    lam, U = np.linalg.eigh(S)
+    if (lam >= 0).all():
+        return S
+    lam = np.clip(lam, 0.0, None)
+    return (U * lam[..., None, :]) @ np.swapaxes(U, -1, -2)
+
+
+def moment_match(w: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Weight, mean and covariance of a weighted set of Gaussians (spec 1):
+    W = sum w, m = sum w mu / W, S = sum w (Sigma + (mu - m)(mu - m)^T) / W."""
+    W = float(w.sum())
+    m = w @ mu / W
+    dev = mu - m
+    S = (np.tensordot(w, cov, axes=1) + (dev * w[:, None]).T @ dev) / W
+    return W, m, 0.5 * (S + S.T)
+
+
+def split_principal(mu: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two equal-weight Gaussians along the principal axis, with the same first two moments (spec 1):
+    mu +- sqrt(lambda) u / 2, both with cov - lambda u u^T / 4. Returns (means (2, d), covs (2, d, d))."""
+    lam, U = np.linalg.eigh(cov)
+    lam_max, u = max(lam[-1], 0.0), U[:, -1]
+    step = 0.5 * np.sqrt(lam_max) * u
+    S = symmetric_psd(cov - 0.25 * lam_max * np.outer(u, u))
+    return np.stack([mu + step, mu - step]), np.stack([S, S])
+
+
+def cholesky(S: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factors of positive-definite covariances (..., d, d); jitter 1e-10 tr(S)/d on failure."""
+    try:
+        return np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        d = S.shape[-1]
+        jitter = 1e-10 * np.trace(S, axis1=-2, axis2=-1)[..., None, None] / d + 1e-300
+        warnings.warn("online KDE: a covariance is not positive definite; jitter added", RuntimeWarning,
+                      stacklevel=2)
+        return np.linalg.cholesky(S + jitter * np.eye(d))
+
+
+def log_gaussians(X: np.ndarray, mu: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """log N(x; mu_j, L_j L_j^T) for every row x of X (P, d) and component j: (P, M).
+
+    One matrix product per block of rows: z = L_j^{-1} (x - mu_j) for every j at once.
+    """
+    P, d = X.shape
+    M = mu.shape[0]
+    inv = np.linalg.inv(chol)  # (M, d, d), lower triangular
+    shift = np.einsum("mij,mj->mi", inv, mu)  # (M, d)
+    const = -np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1) - 0.5 * d * _LOG_2PI
+    out = np.empty((P, M))
+    step = max(1, _BLOCK // max(M * d, 1))
+    flat = inv.reshape(M * d, d)
+    for lo in range(0, P, step):
+        z = (X[lo:lo + step] @ flat.T).reshape(-1, M, d) - shift  # (p, M, d)
+        out[lo:lo + step] = -0.5 * np.einsum("pmi,pmi->pm", z, z) + const
+    return out
+
+
+#: doubles per block of log_gaussians' intermediate (32 MB)
+_BLOCK = 4_000_000
+
+
+def log_mixture(X: np.ndarray, w: np.ndarray, mu: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """log sum_j w_j N(x; mu_j, L_j L_j^T) for every row of X, by logsumexp (spec 7)."""
+    return logsumexp(log_gaussians(X, mu, chol) + np.log(w), axis=1)
+
+
+def sigma_points(mu: np.ndarray, cov: np.ndarray, m: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Unscented-transform points of each N(mu_j, cov_j) (spec 4.2; the paper's eq. 8 text, kappa = max(0, m - d)).
+
+    Returns (points (M, 2d+1, d), weights (2d+1,)); the weights sum to 1 and the
+    points reproduce each Gaussian's mean and covariance exactly.
+    """
+    M, d = mu.shape
+    kappa = max(0.0, float(m - d))
+    lam, U = np.linalg.eigh(cov)
+    scale = np.sqrt((d + kappa) * np.clip(lam, 0.0, None))  # (M, d)
+    axes = np.swapaxes(U, -1, -2) * scale[:, :, None]  # (M, d, d): row k = scaled k-th eigenvector
+    points = np.concatenate([mu[:, None, :], mu[:, None, :] + axes, mu[:, None, :] - axes], axis=1)
+    weights = np.full(2 * d + 1, 1.0 / (2.0 * (d + kappa)))
+    weights[0] = kappa / (d + kappa)
+    return points, weights

@@ -1,0 +1,110 @@
+"""One class's online KDE: its sample model, detailed models, kernel and compression trigger (spec 1, 2, 4.1).
+
+The sample model is (w, mu, cov), cov = 0 for a Dirac (a raw observation);
+each component j keeps a detailed model of one or two Gaussians
+(det_w[j, 1] = 0 for one), whose moment match is component j. The KDE is the
+sample model convolved with N(0, H): covariances cov_j + H.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hlm.models.okde.gaussians import cholesky, moment_match, split_principal
+
+
+@dataclass
+class ClassKDE:
+    w: np.ndarray  # (M,)
+    mu: np.ndarray  # (M, d)
+    cov: np.ndarray  # (M, d, d), of the sample model (without H)
+    det_w: np.ndarray  # (M, 2) detailed-model weights (relative, sum 1)
+    det_mu: np.ndarray  # (M, 2, d)
+    det_cov: np.ndarray  # (M, 2, d, d)
+    n: float  # effective number of observations
+    n_thr: float  # compress when M > n_thr (spec 4.1)
+    H: np.ndarray = field(default=None)  # (d, d) kernel covariance
+    _chol: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls, d: int) -> ClassKDE:
+        z = np.zeros
+        return cls(z(0), z((0, d)), z((0, d, d)), z((0, 2)), z((0, 2, d)), z((0, 2, d, d)), 0.0,
+                   min(15.0, (d * d + 3 * d) / 2 + 1), np.eye(d))
+
+    @property
+    def n_components(self) -> int:
+        return self.w.shape[0]
+
+    def add(self, X: np.ndarray, forgetting: float) -> None:
+        """Add the rows of X as Diracs (spec 2): N <- f N + n, old weights * f N_old / N, new ones 1 / N."""
+        n_new, d = X.shape
+        n_old = forgetting * self.n
+        self.n = n_old + n_new
+        z = np.zeros
+        det_w = z((n_new, 2))
+        det_w[:, 0] = 1.0
+        self._set(np.concatenate([self.w * (n_old / self.n), np.full(n_new, 1.0 / self.n)]),
+                  np.concatenate([self.mu, X]), np.concatenate([self.cov, z((n_new, d, d))]),
+                  np.concatenate([self.det_w, det_w]), np.concatenate([self.det_mu, np.stack([X, X], axis=1)]),
+                  np.concatenate([self.det_cov, z((n_new, 2, d, d))]))
+
+    def _set(self, w, mu, cov, det_w, det_mu, det_cov) -> None:
+        self.w, self.mu, self.cov = w, mu, cov
+        self.det_w, self.det_mu, self.det_cov = det_w, det_mu, det_cov
+        self._chol = None
+
+    def set_kernel(self, H: np.ndarray) -> None:
+        self.H, self._chol = H, None
+
+    @property
+    def chol(self) -> np.ndarray:
+        """Cholesky factors of the KDE covariances cov_j + H, cached until the model or H changes."""
+        if self._chol is None:
+            self._chol = cholesky(self.cov + self.H)
+        return self._chol
+
+    def revitalise(self, split: np.ndarray) -> None:
+        """Replace each component j with split[j] by its two detailed components, each of which gets the
+        principal-axis split of itself as detailed model (a Dirac keeps itself; spec 4.4)."""
+        keep = ~split
+        parts = [(self.w[keep], self.mu[keep], self.cov[keep], self.det_w[keep], self.det_mu[keep],
+                  self.det_cov[keep])]
+        for j in np.flatnonzero(split):
+            for k in range(2):
+                mu_k, cov_k = self.det_mu[j, k], self.det_cov[j, k]
+                if np.any(cov_k):
+                    dm, dc = split_principal(mu_k, cov_k)
+                    dw = np.array([0.5, 0.5])
+                else:
+                    dm, dc, dw = np.stack([mu_k, mu_k]), np.stack([cov_k, cov_k]), np.array([1.0, 0.0])
+                parts.append((np.array([self.w[j] * self.det_w[j, k]]), mu_k[None], cov_k[None], dw[None],
+                              dm[None], dc[None]))
+        self._set(*(np.concatenate([p[i] for p in parts]) for i in range(6)))
+
+    def merge(self, clusters: list[list[int]], halves: list[tuple[list[int], list[int]] | None]) -> None:
+        """Replace the sample model by the moment matches of ``clusters`` of its components; a merged
+        cluster's detailed model is the moment matches of its two ``halves`` (the tree node's children)."""
+        out = [[] for _ in range(6)]
+        for idx, half in zip(clusters, halves):
+            if len(idx) == 1:
+                j = idx[0]
+                for i, a in enumerate((self.w, self.mu, self.cov, self.det_w, self.det_mu, self.det_cov)):
+                    out[i].append(a[j])
+                continue
+            W, m, S = moment_match(self.w[idx], self.mu[idx], self.cov[idx])
+            sides = [moment_match(self.w[h], self.mu[h], self.cov[h]) for h in half]
+            out[0].append(W)
+            out[1].append(m)
+            out[2].append(S)
+            out[3].append(np.array([sides[0][0], sides[1][0]]) / W)
+            out[4].append(np.stack([sides[0][1], sides[1][1]]))
+            out[5].append(np.stack([sides[0][2], sides[1][2]]))
+        self._set(*(np.asarray(o, dtype=np.float64) for o in out))
+
+    def detailed(self, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Component j's detailed model (weights, means, covs), without zero-weight entries."""
+        k = self.det_w[j] > 0
+        return self.det_w[j][k], self.det_mu[j][k], self.det_cov[j][k]

@@ -1,0 +1,400 @@
+"""Known answers for the online KDE classifiers (docs/online-kde-spec.md section 11)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+from scipy.special import logsumexp
+from scipy.stats import multivariate_normal
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.neighbors import KernelDensity
+from sklearn.utils._param_validation import InvalidParameterError
+
+from hlm.errors import DataError
+from hlm.models.kde_cv import BANDWIDTHS, KDEClassifier
+from hlm.models.okde import ODKDEClassifier, OKDEClassifier
+from hlm.models.okde.bandwidth import amise_scale, curvature_diag, curvature_full
+from hlm.models.okde.compression import ClassifierDistance, bottom_up, merge_tree
+from hlm.models.okde.gaussians import cholesky, log_gaussians, log_mixture, moment_match, sigma_points, split_principal
+from hlm.models.okde.hellinger import hellinger
+from hlm.models.okde.state import ClassKDE
+
+
+def _random_mixture(rng, M, d, diag=False):
+    w = rng.dirichlet(np.ones(M))
+    mu = rng.normal(size=(M, d))
+    A = rng.normal(size=(M, d, d)) * 0.5
+    cov = A @ np.swapaxes(A, 1, 2) + 0.1 * np.eye(d)
+    if diag:
+        cov = cov * np.eye(d)
+    return w, mu, cov
+
+
+def _blobs(rng, centres, n_per, sd=1.0):
+    X = np.concatenate([rng.normal(c, sd, size=(n_per, len(c))) for c in centres])
+    y = np.repeat(np.arange(len(centres)), n_per)
+    order = rng.permutation(len(y))
+    return X[order], y[order]
+
+
+# ------------------------------------------------------------------ 1, 2: no compression = batch KDE; streaming
+def test_uncompressed_model_is_the_batch_kde():
+    rng = np.random.default_rng(0)
+    X, y = _blobs(rng, [(0, 0, 0), (3, 0, 1)], 40)
+    h = 0.7
+    m = OKDEClassifier(compress=False, bandwidth=h, standardize=False).fit(X, y)
+    Z = rng.normal(size=(25, 3)) * 2
+    scores = m.decision_function(Z)
+    for c in (0, 1):
+        ref = KernelDensity(bandwidth=h).fit(X[y == c]).score_samples(Z) + np.log(np.mean(y == c))
+        np.testing.assert_allclose(scores[:, c], ref, rtol=0, atol=1e-10)
+
+
+def test_log_mixture_with_full_covariances_is_the_gaussian_sum():
+    rng = np.random.default_rng(1)
+    w, mu, cov = _random_mixture(rng, 5, 3)
+    Z = rng.normal(size=(30, 3)) * 2
+    ref = np.log(sum(wj * multivariate_normal(m, c).pdf(Z) for wj, m, c in zip(w, mu, cov)))
+    np.testing.assert_allclose(log_mixture(Z, w, mu, cholesky(cov)), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_streaming_gives_the_batch_sample_model_and_forgetting_weights():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(12, 2))
+    one, batch = ClassKDE.empty(2), ClassKDE.empty(2)
+    for x in X:
+        one.add(x[None], 1.0)
+    batch.add(X, 1.0)
+    np.testing.assert_allclose(one.w, np.full(12, 1 / 12), rtol=1e-14)
+    np.testing.assert_allclose(batch.w, one.w, rtol=1e-14)
+    np.testing.assert_array_equal(one.mu, batch.mu)
+    f = 0.9
+    fading = ClassKDE.empty(2)
+    for x in X:
+        fading.add(x[None], f)
+    ref = f ** np.arange(11, -1, -1)
+    np.testing.assert_allclose(fading.w, ref / ref.sum(), rtol=1e-12)
+    assert fading.n == pytest.approx(ref.sum())
+
+
+def test_fit_is_initial_batches_then_one_partial_fit_per_row():
+    rng = np.random.default_rng(3)
+    X, y = _blobs(rng, [(0, 0), (2.5, 1)], 30)
+    a = ODKDEClassifier(n_init=10).fit(X, y)
+    first = np.zeros(len(y), dtype=bool)
+    for c in (0, 1):
+        first[np.flatnonzero(y == c)[:10]] = True
+    b = ODKDEClassifier().partial_fit(X[first], y[first], classes=[0, 1])
+    for i in np.flatnonzero(~first):
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    # the scalers differ (all rows vs the first batch): compare on unstandardised features
+    a = ODKDEClassifier(n_init=10, standardize=False).fit(X, y)
+    b = ODKDEClassifier(standardize=False).partial_fit(X[first], y[first], classes=[0, 1])
+    for i in np.flatnonzero(~first):
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    np.testing.assert_array_equal(a.n_components_, b.n_components_)
+    Z = rng.normal(size=(50, 2)) * 2
+    np.testing.assert_allclose(a.decision_function(Z), b.decision_function(Z), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ 3, 7: moments, split, sigma points
+def test_moment_match_preserves_moments_and_is_associative():
+    rng = np.random.default_rng(4)
+    w, mu, cov = _random_mixture(rng, 6, 3)
+    W, m, S = moment_match(w, mu, cov)
+    samples_mean = w @ mu / w.sum()
+    second = sum(wj * (c + np.outer(x, x)) for wj, x, c in zip(w, mu, cov)) / w.sum()
+    np.testing.assert_allclose(m, samples_mean, atol=1e-12)
+    np.testing.assert_allclose(S, second - np.outer(m, m), atol=1e-12)
+    assert W == pytest.approx(w.sum(), abs=1e-15)
+    left = moment_match(w[:2], mu[:2], cov[:2])
+    right = moment_match(w[2:], mu[2:], cov[2:])
+    W2, m2, S2 = moment_match(np.array([left[0], right[0]]), np.stack([left[1], right[1]]),
+                              np.stack([left[2], right[2]]))
+    np.testing.assert_allclose(m2, m, atol=1e-12)
+    np.testing.assert_allclose(S2, S, atol=1e-12)
+
+
+def test_principal_axis_split_preserves_two_moments():
+    rng = np.random.default_rng(5)
+    _, mu, cov = _random_mixture(rng, 1, 4)
+    means, covs = split_principal(mu[0], cov[0])
+    _, m, S = moment_match(np.array([0.5, 0.5]), means, covs)
+    np.testing.assert_allclose(m, mu[0], atol=1e-12)
+    np.testing.assert_allclose(S, cov[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5])
+def test_sigma_points_reproduce_mean_and_covariance(d):
+    rng = np.random.default_rng(6)
+    _, mu, cov = _random_mixture(rng, 3, d)
+    points, W = sigma_points(mu, cov)
+    assert W.sum() == pytest.approx(1.0, abs=1e-15)
+    assert (W[0] == 0) == (d >= 3)
+    for j in range(3):
+        m = W @ points[j]
+        dev = points[j] - mu[j]
+        np.testing.assert_allclose(m, mu[j], atol=1e-12)
+        np.testing.assert_allclose((dev * W[:, None]).T @ dev, cov[j], atol=1e-12)
+
+
+# ------------------------------------------------------------------ 4, 5: curvature and the plug-in scale
+def _hessian_trace_sq_1d(x, w, mu, var):
+    """(p'')^2 of a 1-D Gaussian mixture."""
+    out = 0.0
+    for wj, m, v in zip(w, mu, var):
+        out += wj * ((x - m) ** 2 / v**2 - 1 / v) * np.exp(-0.5 * (x - m) ** 2 / v) / np.sqrt(2 * np.pi * v)
+    return out**2
+
+
+def test_curvature_matches_numerical_integration_in_1d():
+    w, mu, var = np.array([0.3, 0.7]), np.array([[-1.0], [0.8]]), np.array([[0.4], [0.9]])
+    g = 0.15
+    ref = quad(_hessian_trace_sq_1d, -15, 15, args=(w, mu[:, 0], var[:, 0] + g), epsabs=1e-13, epsrel=1e-12)[0]
+    # the pilot enters once per pair in the code's closed form, i.e. each factor smoothed by g/2
+    ref_once = quad(_hessian_trace_sq_1d, -15, 15, args=(w, mu[:, 0], var[:, 0] + g / 2), epsabs=1e-13,
+                    epsrel=1e-12)[0]
+    assert curvature_full(w, mu, var[:, :, None], g) == pytest.approx(ref_once, rel=1e-6)
+    assert curvature_diag(w, mu, var, g) == pytest.approx(ref_once, rel=1e-6)
+    assert curvature_diag(w, mu, var, 0.0) == pytest.approx(
+        quad(_hessian_trace_sq_1d, -15, 15, args=(w, mu[:, 0], var[:, 0]), epsabs=1e-13, epsrel=1e-12)[0],
+        rel=1e-6)
+    assert ref != pytest.approx(ref_once, rel=1e-3)  # the two readings of the pilot differ
+
+
+def test_curvature_matches_numerical_integration_in_2d():
+    rng = np.random.default_rng(7)
+    w, mu, cov = _random_mixture(rng, 2, 2)
+    grid = np.linspace(-9, 9, 721)
+    xx, yy = np.meshgrid(grid, grid, indexing="ij")
+    P = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    lap = np.zeros(len(P))
+    for wj, m, c in zip(w, mu, cov):
+        inv = np.linalg.inv(c)
+        z = (P - m) @ inv
+        lap += wj * multivariate_normal(m, c).pdf(P) * ((z * z).sum(1) - np.trace(inv))
+    ref = (lap**2).sum() * (grid[1] - grid[0]) ** 2
+    assert curvature_full(w, mu, cov, 0.0) == pytest.approx(ref, rel=1e-6)
+    diag = cov * np.eye(2)
+    assert curvature_diag(w, mu, np.diagonal(diag, axis1=1, axis2=2), 0.3) == pytest.approx(
+        curvature_full(w, mu, diag, 0.3), rel=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 2, 4, 16])
+def test_curvature_of_one_gaussian_and_silverman_limit(d):
+    sigma2 = 1.7
+    closed = d * (d + 2) / (4 * (4 * np.pi) ** (d / 2) * sigma2 ** ((d + 4) / 2))
+    r = curvature_diag(np.ones(1), np.zeros((1, d)), np.full((1, d), sigma2), 0.0)
+    assert r == pytest.approx(closed, rel=1e-12)
+    n = 137
+    r1 = d * (d + 2) / (4 * (4 * np.pi) ** (d / 2))
+    silverman = (4 / ((d + 2) * n)) ** (1 / (d + 4))
+    assert amise_scale(r1, d, n, "wand_jones") == pytest.approx(silverman, rel=1e-12)
+    assert amise_scale(r1, d, n, "maggot") == pytest.approx(silverman * d ** (-2 / (d + 4)), rel=1e-12)
+
+
+# ------------------------------------------------------------ 6: the Hellinger distance by the unscented transform
+def _hellinger_closed(m1, S1, m2, S2):
+    S = (S1 + S2) / 2
+    delta = m1 - m2
+    bc = (np.linalg.det(S1) ** 0.25 * np.linalg.det(S2) ** 0.25 / np.sqrt(np.linalg.det(S))
+          * np.exp(-delta @ np.linalg.solve(S, delta) / 8))
+    return np.sqrt(1 - bc)
+
+
+def _hellinger_monte_carlo(p1, p2, rng, n=100_000):
+    """D_H^2 = 1 - E_{p0}[sqrt(p1 p2) / p0] with samples from p0 = (p1 + p2) / 2."""
+    w0 = 0.5 * np.concatenate([p1[0], p2[0]])
+    mu0, cov0 = np.concatenate([p1[1], p2[1]]), np.concatenate([p1[2], p2[2]])
+    comp = rng.choice(len(w0), size=n, p=w0)
+    X = np.concatenate([rng.multivariate_normal(mu0[k], cov0[k], size=(comp == k).sum()) for k in range(len(w0))])
+    L1, L2 = (log_mixture(X, *p[:2], cholesky(p[2])) for p in (p1, p2))
+    L0 = np.logaddexp(L1, L2) - np.log(2)
+    return np.sqrt(max(0.0, 1 - np.mean(np.exp(0.5 * (L1 + L2) - L0))))
+
+
+def test_hellinger_is_zero_symmetric_bounded_and_near_the_closed_form():
+    rng = np.random.default_rng(8)
+    p = _random_mixture(rng, 3, 2)
+    assert hellinger(p, p) == 0.0
+    q = _random_mixture(rng, 4, 2)
+    assert hellinger(p, q) == pytest.approx(hellinger(q, p), abs=1e-12)
+    assert 0 <= hellinger(p, q) <= 1
+    for sep in (0.0, 0.5, 1.0, 2.0):
+        S1, S2 = np.diag([1.0, 0.5]), np.array([[0.8, 0.2], [0.2, 0.6]])
+        m1, m2 = np.zeros(2), np.array([sep, 0.0])
+        ut = hellinger((np.ones(1), m1[None], S1[None]), (np.ones(1), m2[None], S2[None]))
+        assert abs(ut - _hellinger_closed(m1, S1, m2, S2)) <= 0.05, sep
+    mc = _hellinger_monte_carlo(p, q, rng)
+    assert hellinger(p, q) == pytest.approx(mc, rel=0.2)
+
+
+# ------------------------------------------------------------------ 8: thresholds
+@pytest.mark.parametrize("cls", [OKDEClassifier, ODKDEClassifier])
+def test_threshold_zero_merges_nothing_and_infinity_leaves_the_minimum(cls):
+    rng = np.random.default_rng(9)
+    X, y = _blobs(rng, [(0, 0), (3, 3)], 40)
+    none = cls(threshold=0.0).fit(X, y)
+    np.testing.assert_array_equal(none.n_components_, [40, 40])
+    everything = cls(threshold=np.inf).fit(X, y)
+    np.testing.assert_array_equal(everything.n_components_, [2, 2])
+    assert (cls(threshold=np.inf, min_components=5).fit(X, y).n_components_ == 5).all()
+
+
+def test_bottom_up_search_respects_rejections_and_the_minimum():
+    mu = np.array([[0.0], [0.1], [5.0], [5.1]])
+    tree = merge_tree(mu)
+    nodes = bottom_up(4, tree, lambda node, a, b: True, 1)
+    assert nodes == [6]  # the root
+    reject_big = bottom_up(4, tree, lambda node, a, b: node < 6, 1)
+    assert len(reject_big) == 2 and all(n in (4, 5) for n in reject_big)
+    assert bottom_up(4, tree, lambda node, a, b: True, 3) != [6]
+    assert len(bottom_up(4, tree, lambda node, a, b: True, 3)) >= 3
+
+
+# ------------------------------------------------------------------ 9, 10: the odKDE cost and the decisions it keeps
+def test_classifier_distance_is_zero_for_an_unchanged_model_and_matches_monte_carlo():
+    rng = np.random.default_rng(10)
+    d, H = 2, 0.2 * np.eye(2)
+    mu = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.5]])  # a duplicate pair: merging it changes nothing
+    w, cov = np.full(3, 1 / 3), np.zeros((3, d, d))
+    neg = (np.ones(1), np.array([[1.5, 0.0]]), np.eye(2)[None] * 0.7)
+    pts, W = sigma_points(np.concatenate([mu, neg[1]]), np.concatenate([cov + H, neg[2]]))
+    pw = np.concatenate([0.5 * w, 0.5 * neg[0]])[:, None] * W[None, :]
+    X = pts.reshape(-1, d)
+    log_neg = np.log(0.5) + log_mixture(X, *neg[:2], cholesky(neg[2]))
+    log_terms = log_gaussians(X, mu, cholesky(cov + H)) + np.log(w)
+    cost = ClassifierDistance(X, pw.ravel(), log_neg, log_terms, np.log(0.5), w, mu, cov, H, 0.005)
+    assert cost.accept(3, 0, 1) and cost.cost == pytest.approx(0.0, abs=1e-15)
+    # merging everything: UT estimate against Monte Carlo under p0
+    full = ClassifierDistance(X, pw.ravel(), log_neg, log_terms, np.log(0.5), w, mu, cov, H, np.inf)
+    full.accept(3, 0, 1)
+    full.accept(4, 3, 2)
+    _, m, S = moment_match(w, mu, cov)
+    n = 200_000
+    comp = rng.choice(4, size=n, p=np.concatenate([0.5 * w, [0.5]]))
+    means = np.concatenate([mu, neg[1]])
+    covs = np.concatenate([cov + H, neg[2]])
+    Z = np.concatenate([rng.multivariate_normal(means[k], covs[k], size=(comp == k).sum()) for k in range(4)])
+    lp = np.log(0.5) + log_mixture(Z, w, mu, cholesky(cov + H))
+    lc = np.log(0.5) + log_mixture(Z, np.ones(1), m[None], cholesky((S + H)[None]))
+    ln = np.log(0.5) + log_mixture(Z, *neg[:2], cholesky(neg[2]))
+    a, b = np.exp(lp - np.logaddexp(lp, ln)), np.exp(lc - np.logaddexp(lc, ln))
+    mc = np.mean(0.5 * ((np.sqrt(a) - np.sqrt(b)) ** 2 + (np.sqrt(1 - a) - np.sqrt(1 - b)) ** 2))
+    assert full.cost == pytest.approx(mc, rel=0.2)
+
+
+def test_odkde_compresses_far_apart_classes_to_the_minimum():
+    rng = np.random.default_rng(11)
+    X, y = _blobs(rng, [(0, 0), (20, 0)], 60)
+    od = ODKDEClassifier(standardize=False).fit(X, y)
+    ok = OKDEClassifier(standardize=False).fit(X, y)
+    np.testing.assert_array_equal(od.n_components_, [2, 2])
+    assert (ok.n_components_ > 2).all()
+
+
+class _Audited(ODKDEClassifier):
+    """odKDE that records, at every compression, the share of ``grid`` whose decision it changed."""
+
+    def _compress(self, c):
+        before = np.argmax(self._log_joint(self.grid), axis=1)
+        super()._compress(c)
+        self.changed_.append(float(np.mean(before != np.argmax(self._log_joint(self.grid), axis=1))))
+
+
+def test_odkde_compressions_keep_the_decisions():
+    """The cost is an expectation under p0 (eq. 7), so the decisions it keeps are those where the data
+    are: 3,000 fresh points of the same three classes. (Far from the data, where p0 has no mass, a
+    compression may move the boundary: up to 12% of a uniform grid over [-4, 7]^2 in this stream.)"""
+    rng = np.random.default_rng(12)
+    centres = [(0, 0), (2.5, 1), (1, 3)]
+    X, y = _blobs(rng, centres, 70)
+    m = _Audited(standardize=False)
+    m.grid = _blobs(np.random.default_rng(99), centres, 1000)[0]
+    m.changed_ = []
+    m.fit(X, y)
+    assert len(m.changed_) >= 10
+    assert max(m.changed_) <= 0.01
+    assert (m.n_components_ <= OKDEClassifier(standardize=False).fit(X, y).n_components_).all()
+
+
+# ------------------------------------------------------------------ 11: revitalisation
+def test_revitalisation_splits_a_component_whose_detailed_model_is_bimodal_only():
+    d = 2
+    model = OKDEClassifier(standardize=False)
+    model.classes_ = np.array([0])
+    model._start(np.zeros((1, d)))
+    model.threshold_ = 0.02
+    state = model.models_[0]
+    state.add(np.array([[-3.0, 0.0], [3.0, 0.0], [0.0, 5.0], [0.1, 5.0]]), 1.0)
+    state.set_kernel(0.1 * np.eye(d))
+    state.merge([[0, 1], [2, 3]], [([0], [1]), ([2], [3])])  # two merged components, detailed = their halves
+    state.n_thr = 0  # force a compression (it may merge nothing)
+    split = []
+    for j in range(2):
+        w, mu, cov = state.detailed(j)
+        split.append(hellinger((w, mu, cov + state.H), (np.ones(1), state.mu[j][None], (state.cov[j] + state.H)[None])))
+    assert split[0] > 0.02  # (-3, 0) and (3, 0) far apart
+    assert split[1] < 0.02  # two points 0.1 apart
+    before = state.mu.copy()
+    model._compress(0)
+    # the bimodal component came back as its two Diracs; the other was not revitalised
+    assert any(np.allclose(m, [-3.0, 0.0]) for m in state.mu) and any(np.allclose(m, [3.0, 0.0]) for m in state.mu)
+    assert not any(np.allclose(m, [0.0, 5.0]) for m in state.mu)
+    assert before.shape == (2, 2)
+
+
+# ------------------------------------------------------------------ 12: the estimators
+@pytest.mark.parametrize("cls", [OKDEClassifier, ODKDEClassifier, KDEClassifier])
+def test_estimator_api_and_feature_permutation(cls):
+    rng = np.random.default_rng(13)
+    X, y = _blobs(rng, [(0, 0, 0), (2, 1, 0), (0, 2, 1)], 30)
+    y = np.array(["a", "b", "c"])[y]
+    with pytest.raises(NotFittedError):
+        cls().predict(X)
+    m = cls().fit(X, y)
+    assert clone(m).get_params() == m.get_params()
+    Z = rng.normal(size=(200, 3)) + 0.7
+    perm = [2, 0, 1]
+    np.testing.assert_array_equal(m.predict(Z), cls().fit(X[:, perm], y).predict(Z[:, perm]))
+    proba = m.predict_proba(Z)
+    np.testing.assert_allclose(proba.sum(1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(m.classes_[proba.argmax(1)], m.predict(Z))
+
+
+@pytest.mark.parametrize("cls", [OKDEClassifier, ODKDEClassifier, KDEClassifier])
+def test_bad_input(cls):
+    rng = np.random.default_rng(14)
+    X, y = _blobs(rng, [(0, 0), (2, 1)], 12)
+    nan_X = X.copy()
+    nan_X[3, 1] = np.nan
+    for args in ((nan_X, y), (X, y[:-1]), (X, np.zeros_like(y)), (X[:, :0], y)):
+        with pytest.raises(DataError):
+            cls().fit(*args)
+    m = cls().fit(X, y)
+    for rows in (X[:, :1], np.full((1, 2), np.inf)):
+        with pytest.raises(DataError):
+            m.predict(rows)
+    with pytest.raises(InvalidParameterError):
+        cls(standardize="yes").fit(X, y)
+
+
+def test_kde_classifier_bandwidth_is_the_likelihood_cv_choice():
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    rng = np.random.default_rng(15)
+    X, y = _blobs(rng, [(0, 0), (2, 1)], 40)
+    m = KDEClassifier().fit(X, y)
+    Xs = (X - X.mean(0)) / X.std(0)
+    for c in (0, 1):
+        scores = [KernelDensity(bandwidth=h) for h in BANDWIDTHS]
+        search = GridSearchCV(KernelDensity(), {"bandwidth": BANDWIDTHS}, cv=KFold(5, shuffle=True, random_state=0))
+        search.fit(Xs[y == c])
+        best = BANDWIDTHS[np.flatnonzero(search.cv_results_["rank_test_score"] == 1).max()]
+        assert m.bandwidths_[c] == best and scores
+    scores = m.decision_function(X[:5])
+    ref = KernelDensity(bandwidth=m.bandwidths_[1]).fit(Xs[y == 1]).score_samples(Xs[:5]) + np.log(0.5)
+    np.testing.assert_allclose(scores[:, 1], ref, rtol=1e-12)
+    assert logsumexp(scores, axis=1).shape == (5,)
