@@ -21,6 +21,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/splits.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/incremental.smk"
+include: "workflow/rules/online_kde.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/track.smk"
 

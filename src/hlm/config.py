@@ -169,6 +169,7 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
         ("datasets", known_datasets, config["datasets"]),
         ("methods", known_methods, config["methods"]),
         ("incremental.datasets", known_datasets, config["incremental"].get("datasets", ())),
+        ("online_kde.datasets", known_datasets, config["online_kde"].get("datasets", ())),
     ):
         unknown = [v for v in values if known is not None and v not in known]
         if unknown:
@@ -208,6 +209,8 @@ LEARNER_SETTINGS = {
     "scheme_i": ("n_init",),
     "scheme_ii": ("n_init", "step", "v", "estimate"),
     "retrain": ("n_init", "step"),
+    "okde": (),  # the online KDE learners: their own defaults (docs/online-kde-spec.md)
+    "odkde": (),
 }
 
 

@@ -243,6 +243,21 @@ METHODS.update(
 )
 
 
+# -- the online KDE classifiers and the batch KDE of the odKDE paper's Table 1 (docs/online-kde-spec.md), on
+# feature vectors; the online ones learn the training part one object at a time (fit), with the paper's
+# fixed thresholds (nothing to choose by CV); their class posteriors are stored
+METHODS.update(
+    {
+        "okde": MethodSpec(id="okde", label="oKDE", estimator="hlm.models.okde:OKDEClassifier", input="vectors",
+                           not_run=_SIMILARITY_ONLY, posteriors=True),
+        "odkde": MethodSpec(id="odkde", label="odKDE", estimator="hlm.models.okde:ODKDEClassifier", input="vectors",
+                            not_run=_SIMILARITY_ONLY, posteriors=True),
+        "kde_cv": MethodSpec(id="kde_cv", label="KDE (CV bandwidth)", estimator="hlm.models.kde_cv:KDEClassifier",
+                             input="vectors", not_run=_SIMILARITY_ONLY, posteriors=True),
+    }
+)
+
+
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"
@@ -262,9 +277,22 @@ INCREMENTAL_NOT_RUN = (*(f"clustering/{f}" for c, f in CLUSTERING_SOURCE.items()
                        "models/kernel_hlm.py")
 
 
-def incremental_sources() -> list[str]:
-    """The source files an incremental scheme's jobs depend on (as ``method_sources``), with its stage."""
-    return [*run_sources("the incremental jobs", INCREMENTAL_MODULES, INCREMENTAL_NOT_RUN),
+#: the incremental schemes on feature vectors (kind: vectors only): scheme -> discriminative (odKDE);
+#: their learner (docs/online-kde-spec.md section 9), imported on use
+VECTOR_SCHEMES = {"okde": False, "odkde": True}
+ONLINE_KDE_LEARNER = "hlm.incremental.online_kde"
+
+
+def scheme_applies(scheme: str, dataset_kind: str) -> bool:
+    """The online KDE schemes need feature vectors; the HLM schemes run on any data set."""
+    return scheme not in VECTOR_SCHEMES or dataset_kind == "vectors"
+
+
+def incremental_sources(scheme: str = "scheme_i") -> list[str]:
+    """The source files an incremental scheme's jobs depend on (as ``method_sources``), with its stage;
+    the online KDE schemes add their learner's."""
+    extra = (ONLINE_KDE_LEARNER,) if scheme in VECTOR_SCHEMES else ()
+    return [*run_sources("the incremental jobs", (*INCREMENTAL_MODULES, *extra), INCREMENTAL_NOT_RUN),
             "stages/__init__.py", "stages/incremental.py"]
 
 
@@ -278,3 +306,15 @@ def run_sources(what: str, modules: tuple[str, ...], not_run: tuple[str, ...]) -
     if stale:
         raise ValueError(f"{what}: not_run lists files its code does not import: {stale}")
     return [f for f in imported if f not in not_run]
+
+
+#: the odKDE paper's protocol (hlm.evaluation.online_kde): its stage, and the estimators of its methods
+ONLINE_KDE_MODULES = ("hlm.jobs", "hlm.provenance", "hlm.stages.online_kde", "hlm.evaluation.online_kde",
+                      "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity")
+#: the data sets of that paper's Table 1 (the protocol's default data sets, among the run's)
+ONLINE_KDE_PAPER_DATASETS = ("iris", "wine", "pima", "letter")
+
+
+def online_kde_sources() -> list[str]:
+    """The source files the odKDE paper's protocol jobs depend on (as ``method_sources``)."""
+    return run_sources("the online KDE protocol", ONLINE_KDE_MODULES, ())

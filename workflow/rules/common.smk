@@ -23,7 +23,8 @@ import hlm
 from hlm.config import check_config_file, check_names, learner_params, validate_config
 from hlm.errors import HLMError, print_error
 from hlm.data.registry import load_registry
-from hlm.methods import METHODS, incremental_sources, method_applies, method_sources
+from hlm.methods import (ONLINE_KDE_PAPER_DATASETS, METHODS, incremental_sources, method_applies, method_sources,
+                         online_kde_sources, scheme_applies)
 from hlm.provenance import config_hash, git_commit
 
 SRC = Path(workflow.basedir) / "src"
@@ -59,6 +60,15 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
+# The odKDE paper's protocol (rule online_kde): on these data sets (default: the run's among that paper's).
+ONLINE_KDE_DATASETS = list(config["online_kde"].get(
+    "datasets", [d for d in DATASETS if d in ONLINE_KDE_PAPER_DATASETS]))
+_NOT_VECTORS = [d for d in ONLINE_KDE_DATASETS if REGISTRY[d].kind != "vectors"]
+if _NOT_VECTORS:
+    from hlm.errors import ConfigError
+
+    _fail(ConfigError(f"config: field 'online_kde.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
+                      "the online KDE protocol needs feature vectors"))
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
 MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
 EXPERIMENT = config["mlflow"]["experiment"]
@@ -152,8 +162,13 @@ def evaluation_files(methods=None):
     return [f"results/evaluation/{d}/{m}.parquet" for d, m in PAIRS if m in methods]
 
 
+def dataset_schemes(dataset):
+    """The run's incremental schemes that apply to ``dataset`` (okde/odkde only to kind: vectors)."""
+    return [s for s in INCREMENTAL_SCHEMES if scheme_applies(s, REGISTRY[dataset].kind)]
+
+
 def incremental_files():
-    return [f"results/incremental/{d}/{s}.parquet" for d in INCREMENTAL_DATASETS for s in INCREMENTAL_SCHEMES]
+    return [f"results/incremental/{d}/{s}.parquet" for d in INCREMENTAL_DATASETS for s in dataset_schemes(d)]
 
 
 def dataset_methods(dataset):
@@ -162,7 +177,7 @@ def dataset_methods(dataset):
 
 
 def dataset_incremental_files(dataset):
-    return [f"results/incremental/{dataset}/{s}.parquet" for s in INCREMENTAL_SCHEMES] \
+    return [f"results/incremental/{dataset}/{s}.parquet" for s in dataset_schemes(dataset)] \
         if dataset in INCREMENTAL_DATASETS else []
 
 
@@ -212,6 +227,7 @@ def final_outputs():
         *(["results/tables/incremental_time.csv", "results/tables/incremental_time.md",
            *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
           if INCREMENTAL_DATASETS else []),
+        *(["results/tables/online_kde.csv", "results/tables/online_kde.md"] if ONLINE_KDE_DATASETS else []),
     ]
 
 

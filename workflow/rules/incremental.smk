@@ -1,4 +1,5 @@
-# Incremental learning (paper section 5.5): one rule per scheme, named
+# Incremental learning (paper section 5.5): one rule per scheme (the HLM schemes, and
+# the online KDE classifiers okde/odkde on the data sets of kind vectors), named
 # incremental_{scheme} (`snakemake --forcerun incremental_retrain`). Each job runs
 # the 9 rounds of one scheme on every split of one data set, writes
 # results/incremental/{dataset}/{scheme}.parquet; rule track logs it as one MLflow
@@ -12,7 +13,7 @@ for _scheme in INCREMENTAL_SCHEMES:
         input:
             distances="results/distances/{dataset}.parquet",
             splits="results/splits/{dataset}.parquet",
-            code=src(*incremental_sources()),
+            code=src(*incremental_sources(_scheme)),
         output:
             f"results/incremental/{{dataset}}/{_scheme}.parquet",
         params:

@@ -18,7 +18,7 @@ rule track:
         "results/tracking/{dataset}.json",
     params:
         methods=lambda wc: dataset_methods(wc.dataset),
-        schemes=lambda wc: INCREMENTAL_SCHEMES if wc.dataset in INCREMENTAL_DATASETS else [],
+        schemes=lambda wc: dataset_schemes(wc.dataset) if wc.dataset in INCREMENTAL_DATASETS else [],
         run_params={
             "n_splits": config["n_splits"],
             "test_fraction": config["test_fraction"],

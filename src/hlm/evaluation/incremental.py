@@ -4,26 +4,38 @@ For each split: the split's test part (20%) is held out; its training part is
 shuffled (seed from (seed, data set, split, "incremental")), its first 20%
 is the initial batch and the rest is cut into 8 equal batches. After every
 batch the learner is updated (``partial_fit``) and scores the test part: 9
-rounds. ``round_seconds`` is the wall time of the update (the paper's Table 5
+rounds. The online KDE schemes (``VECTOR_SCHEMES``) read feature vectors instead of distances,
+standardised with the split's training part. ``round_seconds`` is the wall time of the update (the paper's Table 5
 sums it over the rounds); ``predict_seconds`` that of scoring the test part.
 """
 
 from __future__ import annotations
 
 import time
+from importlib import import_module
 
 import numpy as np
 import pandas as pd
 
 from hlm.data.artifacts import DistanceArtifact
+from hlm.errors import DataError
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
 from hlm.incremental import MatrixDistances, Retrain, SchemeI, SchemeII
+from hlm.methods import ONLINE_KDE_LEARNER, VECTOR_SCHEMES
 
 SCHEMES = {"scheme_i": SchemeI, "scheme_ii": SchemeII, "retrain": Retrain}
+# the online KDE learners on feature vectors (hlm.methods.VECTOR_SCHEMES) are imported on use, so that
+# the HLM schemes' jobs do not depend on their code
 #: section 5.5: the initial batch is 20% of the training part, the rest comes in 8 equal batches
 INITIAL_FRACTION = 0.2
 N_BATCHES = 8
+
+
+def _online_kde():
+    """The online KDE learners' module, imported by name: the HLM schemes' jobs do not depend on it
+    (hlm.methods.incremental_sources)."""
+    return import_module(ONLINE_KDE_LEARNER)
 
 
 def batch_indices(train: np.ndarray, seed: int, initial_fraction: float = INITIAL_FRACTION,
@@ -36,8 +48,11 @@ def batch_indices(train: np.ndarray, seed: int, initial_fraction: float = INITIA
 
 def make_learner(scheme: str, params: dict | None = None, random_state: int = 0):
     """The learner of ``scheme``: ``params`` set, its own defaults for the rest."""
+    if scheme in VECTOR_SCHEMES:
+        return _online_kde().OnlineKDELearner(VECTOR_SCHEMES[scheme], random_state=random_state, **(params or {}))
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown incremental scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+        raise ValueError(f"unknown incremental scheme {scheme!r}; expected one of "
+                         f"{', '.join([*SCHEMES, *VECTOR_SCHEMES])}")
     return SCHEMES[scheme](random_state=random_state, **(params or {}))
 
 
@@ -46,6 +61,8 @@ def learner_settings(scheme: str, params: dict | None = None) -> dict:
     ``params`` where set, else the learner's defaults. Stored with the results."""
     from hlm.config import LEARNER_SETTINGS
 
+    if scheme in VECTOR_SCHEMES:
+        return {}
     learner = make_learner(scheme, params)
     return {k: getattr(learner, k) for k in LEARNER_SETTINGS[scheme]}
 
@@ -55,10 +72,15 @@ def run_incremental(artifact: DistanceArtifact, splits: pd.DataFrame, scheme: st
     """One row per (split, round): split, round, n_seen, error_rate (%), round_seconds, n_components, ..."""
     ids = np.asarray(artifact.ids).astype(str)
     labels = np.asarray(artifact.labels)
-    distances = MatrixDistances(artifact.distances, ids)
+    if scheme in VECTOR_SCHEMES and artifact.vectors is None:
+        raise DataError(f"incremental scheme '{scheme}' needs feature vectors; data set '{dataset}' is of kind "
+                        f"'{artifact.metadata.get('kind', '?')}' (only kind: vectors has them)")
+    distances = None if scheme in VECTOR_SCHEMES else MatrixDistances(artifact.distances, ids)
     rows = []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
         train, test = split_indices(splits, int(split))
+        if scheme in VECTOR_SCHEMES:  # standardised with the split's training part (spec section 9)
+            distances = _online_kde().VectorRows(artifact.vectors, ids, ids[train])
         learner = make_learner(scheme, params, derive_seed(seed, dataset, int(split), "incremental-model") % 2**31)
         n_seen = 0
         for r, batch in enumerate(batch_indices(train, derive_seed(seed, dataset, int(split), "incremental")), 1):

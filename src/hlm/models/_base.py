@@ -335,3 +335,19 @@ def _all_valid(D: np.ndarray, kind: str) -> bool:
 
 #: the bits of +inf: a finite float >= +0.0 read as uint64 is below it; a set sign bit or all-ones exponent is not
 _INF_BITS = np.uint64(0x7FF0000000000000)
+
+
+def as_vectors(X, what: str) -> np.ndarray:
+    """Feature vectors X as a finite float64 2-D array, else a one-line DataError."""
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what}: not a numeric matrix ({exc})") from None
+    if X.ndim != 2:
+        raise DataError(f"{what}: expected a 2-D matrix (rows = objects), got {X.ndim}-D")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"{what}: empty matrix {X.shape[0]} x {X.shape[1]}")
+    bad = nonfinite(X)
+    if bad:
+        raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
+    return X

@@ -20,8 +20,7 @@ from sklearn.neighbors import KernelDensity
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import fit_classes
-from hlm.models.svm_similarity import _as_vectors
+from hlm.models._base import as_vectors, fit_classes
 
 #: the CV grid of h (standardised features), spec 8
 BANDWIDTHS = np.geomspace(0.02, 3.0, 26)
@@ -54,7 +53,7 @@ class KDEClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         self._validate_params()
-        X = _as_vectors(X, "fit: X")
+        X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = X.shape[1]
         sd = X.std(axis=0)
@@ -85,7 +84,7 @@ class KDEClassifier(ClassifierMixin, BaseEstimator):
         """log pi_c + log p(x | c), one column per class."""
         if not hasattr(self, "densities_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        X = _as_vectors(X, "predict: X")
+        X = as_vectors(X, "predict: X")
         if X.shape[1] != self.n_features_in_:
             raise DataError(f"predict: X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}")
         Xs = (X - self.mean_) / self.scale_

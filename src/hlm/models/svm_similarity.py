@@ -31,9 +31,8 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from hlm.data.validation import nonfinite
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, FastPathMixin, SimilarityClassifier, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, SimilarityClassifier, as_vectors, fit_classes
 from hlm.models._grid import group_grid
 from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
@@ -344,7 +343,7 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
 
     def fit(self, X, y):
         self._validate_params()
-        X = _as_vectors(X, "fit: X")
+        X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = X.shape[1]
         self.mean_ = X.mean(axis=0)
@@ -362,25 +361,9 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
     def predict(self, X):
         if not hasattr(self, "classes_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        X = _as_vectors(X, "predict: X")
+        X = as_vectors(X, "predict: X")
         if X.shape[1] != self.n_features_in_:
             raise DataError(
                 f"predict: X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}"
             )
         return self.classes_[self.svc_.predict((X - self.mean_) / self.scale_)]
-
-
-def _as_vectors(X, what: str) -> np.ndarray:
-    """X as a finite float64 2-D array, else a one-line DataError."""
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{what}: not a numeric matrix ({exc})") from None
-    if X.ndim != 2:
-        raise DataError(f"{what}: expected a 2-D matrix (rows = objects), got {X.ndim}-D")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{what}: empty matrix {X.shape[0]} x {X.shape[1]}")
-    bad = nonfinite(X)
-    if bad:
-        raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
-    return X

@@ -266,7 +266,8 @@ def run_time_markdown(times: pd.DataFrame, datasets: list, methods: list, labels
 
 
 # -- incremental learning (paper Table 5) ------------------------------------------------------
-SCHEME_LABELS = {"scheme_i": "HLM-Incremental (I)", "scheme_ii": "HLM-Incremental (II)", "retrain": "HLM-Retrain"}
+SCHEME_LABELS = {"scheme_i": "HLM-Incremental (I)", "scheme_ii": "HLM-Incremental (II)", "retrain": "HLM-Retrain",
+                 "okde": "oKDE", "odkde": "odKDE"}
 INCREMENTAL_TIME_COLUMNS = ["scheme", "dataset", "n_splits", "total_seconds", "total_seconds_sd",
                             "last_round_error", "paper_total_seconds"]
 
@@ -361,3 +362,47 @@ def sda_markdown(comparison: pd.DataFrame, datasets: dict, source: str) -> str:
                "k = 2), and our k-NN runs on the distances 1 - S, not on the similarities. Amazon and Patrol are "
                "not available here; the paper's value is in parentheses.")
     return caption + "\n\n" + "\n".join(lines)
+
+
+# -- the odKDE paper's protocol next to its Table 1 (Kristan and Leonardis) --------------------------
+ONLINE_KDE_LABELS = {"odkde": "odKDE", "okde": "oKDE", "kde_cv": "KDE (CV bandwidth)", "svm_vector_rbf": "SVM (RBF)"}
+ONLINE_KDE_COLUMNS = ["method", "dataset", "n_runs", "accuracy", "accuracy_sd", "components", "fit_seconds",
+                      "paper_accuracy", "paper_components", "diff"]
+
+
+def online_kde_table(frames: dict, paper: dict) -> pd.DataFrame:
+    """Mean accuracy (sd over the runs), components per class and fit seconds per (method, data set),
+    next to the paper's Table 1 cell (``paper``: {(method, dataset): (accuracy, components)})."""
+    rows = []
+    for dataset, frame in frames.items():
+        for method, g in frame.groupby("method", sort=False):
+            pa, pc = paper.get((method, dataset), (float("nan"), float("nan")))
+            acc = float(g["accuracy"].mean())
+            rows.append((method, dataset, len(g), acc, float(g["accuracy"].std(ddof=1)) if len(g) > 1 else float("nan"),
+                         float(g["components_per_class"].mean()), float(g["fit_seconds"].mean()), pa, pc, acc - pa))
+    return pd.DataFrame(rows, columns=ONLINE_KDE_COLUMNS)
+
+
+def online_kde_markdown(table: pd.DataFrame, datasets: list, methods: list, others: dict) -> str:
+    """Cells "ours (sd) [components] · paper acc [components]"; the paper's RSDE and Hall columns quoted below."""
+    by = table.set_index(["method", "dataset"])
+
+    def cell(m, d) -> str:
+        if (m, d) not in by.index:
+            return NA
+        r = by.loc[(m, d)]
+        paper = (f" · paper {r['paper_accuracy']:g} [{r['paper_components']:g}]"
+                 if pd.notna(r["paper_accuracy"]) else "")
+        return f"{r['accuracy']:.1f} ({r['accuracy_sd']:.1f}) [{r['components']:.1f}]{paper}"
+
+    caption = ("Recognition accuracy [%], mean (sd) over 4 folds x 3 orderings (the batch methods: 4 folds), "
+               "and [components per class]: the online mixtures' components, the KDE's training objects, the "
+               "SVM's support vectors; next to the odKDE paper's Table 1 (Kristan and Leonardis, *Online "
+               "discriminative kernel density estimator with Gaussian kernels*).")
+    lines = [_pipe_table(caption, datasets, methods, cell, ONLINE_KDE_LABELS)]
+    quoted = [d for d in datasets if d in others]
+    if quoted:
+        lines.append("Not run (the paper's other columns, quoted): "
+                     + "; ".join(f"{d}: RSDE {others[d][0][0]:g} [{others[d][0][1]:g}], Hall {others[d][1][0]:g} "
+                                 f"[{others[d][1][1]:g}]" for d in quoted) + ".\n")
+    return "\n".join(lines)

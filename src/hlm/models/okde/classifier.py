@@ -20,13 +20,12 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import fit_classes
+from hlm.models._base import as_vectors, fit_classes
 from hlm.models.okde.bandwidth import kernel_covariance, pooled_kernel
 from hlm.models.okde.compression import ClassifierDistance, bottom_up, local_hellinger, members, merge_tree
 from hlm.models.okde.gaussians import log_gaussians, log_mixture, moment_match, sigma_points
 from hlm.models.okde.hellinger import hellinger
 from hlm.models.okde.state import ClassKDE
-from hlm.models.svm_similarity import _as_vectors
 
 
 class _OnlineKDE(ClassifierMixin, BaseEstimator):
@@ -85,8 +84,9 @@ class _OnlineKDE(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Initialise each class with its first ``n_init`` rows, then add the others one at a time in order."""
         self._check_params()
-        X = _as_vectors(X, "fit: X")
+        X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
+        self._fixed_classes = True
         self._start(X)
         Xs = self._scaled(X)
         first = np.zeros(len(y_idx), dtype=bool)
@@ -98,30 +98,39 @@ class _OnlineKDE(ClassifierMixin, BaseEstimator):
         return self
 
     def partial_fit(self, X, y, classes=None):
-        """First call: every class in it starts from its rows as one batch (``classes``, if given, fixes
-        the label set). Later calls: the rows arrive one at a time, in order."""
-        X = _as_vectors(X, "partial_fit: X")
+        """First call: every class in it starts from its rows as one batch. Later calls: the rows arrive
+        one at a time, in order; a label not seen before starts a new class (unless ``classes``, given at
+        the first call, fixed the label set: then it is an error)."""
+        X = as_vectors(X, "partial_fit: X")
         y = np.asarray(y)
-        if not hasattr(self, "models_"):
-            self._check_params()
-            self.classes_ = np.unique(classes if classes is not None else y)
-            self._start(X)
-            known = np.isin(y, self.classes_)
-            if not known.all():
-                raise DataError(f"partial_fit: label {y[~known][0]!r} is not among classes")
-            if X.shape[0] != y.shape[0]:
-                raise DataError(f"partial_fit: y has {y.shape[0]} labels for {X.shape[0]} rows of X")
-            self._initialise(self._scaled(X), np.searchsorted(self.classes_, y))
-            return self
-        self._check_features(X, "partial_fit")
         if X.shape[0] != y.shape[0]:
             raise DataError(f"partial_fit: y has {y.shape[0]} labels for {X.shape[0]} rows of X")
-        known = np.isin(y, self.classes_)
-        if not known.all():
-            raise DataError(f"partial_fit: label {y[~known][0]!r} was not seen at the first call")
-        for x, c in zip(self._scaled(X), np.searchsorted(self.classes_, y)):
+        first = not hasattr(self, "models_")
+        if first:
+            self._check_params()
+            self.classes_ = np.unique(classes if classes is not None else y)
+            self._fixed_classes = classes is not None
+            self._start(X)
+        else:
+            self._check_features(X, "partial_fit")
+        new = np.setdiff1d(np.unique(y), self.classes_)
+        if new.size:
+            if self._fixed_classes:
+                raise DataError(f"partial_fit: label {new[0]!r} is not among the classes given at the first call")
+            self._add_classes(new)
+        y_idx = np.searchsorted(self.classes_, y)
+        if first:
+            self._initialise(self._scaled(X), y_idx)
+            return self
+        for x, c in zip(self._scaled(X), y_idx):
             self._add_one(x, int(c))
         return self
+
+    def _add_classes(self, labels: np.ndarray) -> None:
+        classes = np.concatenate([self.classes_, labels])
+        order = np.argsort(classes, kind="stable")
+        models = [*self.models_, *(ClassKDE.empty(self.n_features_in_) for _ in labels)]
+        self.classes_, self.models_ = classes[order], [models[i] for i in order]
 
     def _check_params(self) -> None:
         self._validate_params()
@@ -212,7 +221,7 @@ class _OnlineKDE(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """log pi_c + log p_KDE(x | c) (eq. 9), one column per class."""
         self._check_fitted()
-        X = _as_vectors(X, "predict: X")
+        X = as_vectors(X, "predict: X")
         self._check_features(X, "predict")
         return self._log_joint(self._scaled(X))
 

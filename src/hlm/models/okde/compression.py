@@ -100,11 +100,10 @@ class ClassifierDistance:
         idx = self.members[a] + self.members[b]
         W, m, S = moment_match(self.w[idx], self.mu[idx], self.cov[idx])
         log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
-        s = np.maximum(self.log_current, log_new)  # every term below is <= 1 after scaling by s
-        s = np.where(np.isfinite(s), s, 0.0)  # a point where class i has no density stays at -inf
-        rest = (np.exp(self.log_current - s) - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s))
-        with np.errstate(divide="ignore"):
-            candidate = s + np.log(np.maximum(rest, 0.0) + np.exp(log_new - s))
+        s = np.where(np.isfinite(self.log_current), self.log_current, 0.0)  # the others' terms are <= it
+        rest = 1.0 - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s)
+        with np.errstate(divide="ignore"):  # rest = 0: the point's density was all a's and b's
+            candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
         z = self.offset + candidate
         d2 = 0.5 * ((np.exp(0.5 * self.log_post) - np.exp(0.5 * log_expit(z))) ** 2
                     + (np.exp(0.5 * self.log_post_neg) - np.exp(0.5 * log_expit(-z))) ** 2)

@@ -1,0 +1,41 @@
+"""Pipeline stages of the odKDE paper's protocol (workflow/rules/online_kde.smk; docs/online-kde-spec.md 9)."""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from hlm.data.artifacts import read_distances, write_frame
+
+log = logging.getLogger("hlm")
+
+
+def online_kde(*, dataset: str, distances: str, out: str, seed: int, tags: dict) -> None:
+    """oKDE, odKDE and the batch baselines under the paper's protocol on one data set, to Parquet."""
+    from hlm.evaluation.online_kde import N_FOLDS, N_INIT, N_ORDERINGS, run_online_kde
+
+    frame = run_online_kde(read_distances(distances), dataset=dataset, seed=seed)
+    write_frame(frame, out, metadata={"dataset": dataset, "seed": seed, "folds": N_FOLDS, "orderings": N_ORDERINGS,
+                                      "n_init": N_INIT,
+                                      **{k: v for k, v in tags.items() if k in ("config_hash", "git_commit")}})
+    for method, g in frame.groupby("method", sort=False):
+        log.info("%s/%s: accuracy %.2f%% (sd %.2f), %.1f components per class, %.2f s per fit", dataset, method,
+                 g.accuracy.mean(), g.accuracy.std(ddof=1), g.components_per_class.mean(), g.fit_seconds.mean())
+
+
+def online_kde_report(inputs: list[str], *, csv_out: str, md_out: str) -> None:
+    """results/tables/online_kde.{csv,md}: our numbers next to the paper's Table 1."""
+    from pathlib import Path
+
+    from hlm.data.artifacts import write_text
+    from hlm.evaluation.online_kde import BATCH_METHODS, ONLINE_METHODS
+    from hlm.reporting.paper import PAPER_ONLINE_KDE, PAPER_ONLINE_KDE_OTHERS
+    from hlm.reporting.tables import online_kde_markdown, online_kde_table
+
+    frames = {Path(p).stem: pd.read_parquet(p) for p in inputs}
+    table = online_kde_table(frames, PAPER_ONLINE_KDE)
+    write_text(table.to_csv(index=False), csv_out)
+    write_text(online_kde_markdown(table, list(frames), [*ONLINE_METHODS, *BATCH_METHODS], PAPER_ONLINE_KDE_OTHERS),
+               md_out)
+    log.info("%s written", md_out)
