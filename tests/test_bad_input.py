@@ -408,3 +408,32 @@ def test_snakemake_refuses_repeated_keys_before_any_job(tmp_path, config, regist
     errors = [line for line in proc.stderr.splitlines() if line.startswith("hlm: error:")]
     assert len(errors) == 1 and needle in errors[0], proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------- records of kind vectors
+VECTORS_ENTRY = "vec:\n  path: v.csv\n  format: csv\n  kind: vectors\n  label_column: label\n  distance: euclidean\n"
+
+
+@pytest.mark.parametrize("csv, extra, needles", [
+    ("x,y,label\n1,2,a\n3,,a\n5,6,b\n7,8,b\n", "",
+     ["dataset 'vec' (v.csv): 1 missing feature values (first at row 2, column 'y')", "'missing: drop'"]),
+    ("x,y,label\n1,2,a\n3,4,a\n5,6,b\n7,8,b\n", "  drop_columns: [z]\n",
+     ["dataset 'vec' (v.csv): field 'drop_columns': column 'z' not found"]),
+    ("x,kind,label\n1,red,a\n3,blue,a\n5,red,b\n7,red,b\n", "",
+     ["dataset 'vec' (v.csv): kind vectors needs numbers; column 'kind' is not numeric (value 'red' at row 1)"]),
+    ("x,y,label\n1,2,a\n3,4,a\n5,6,b\n7,8,b\n", "  missing: em\n",
+     ["entry 'vec': field 'missing' must be one of drop (got 'em')"]),
+])
+def test_vector_records_errors_are_one_line(tmp_path, capsys, csv, extra, needles):
+    write(tmp_path, {"v.csv": csv})
+    one_line_error(tmp_path, capsys, VECTORS_ENTRY + extra, "vec", *needles)
+
+
+def test_missing_drop_and_a_constant_feature_are_warnings_in_hlm_check(tmp_path, capsys):
+    write(tmp_path, {"v.csv": "x,y,c,label\n1,2,0,a\n3,,0,a\n5,6,0,a\n7,8,0,b\n9,9,0,b\n"})
+    code, out, err = check(tmp_path, capsys, VECTORS_ENTRY + "  missing: drop\n  standardize: true\n", "vec")
+    assert code == 0, err
+    assert "vec: 4 objects, 2 classes (a: 2, b: 2)" in out and "conversion euclidean (standardized)" in out
+    assert "warning: dataset 'vec' (v.csv): missing: drop removed 1 of 5 objects with a missing feature value " \
+           "(ids '1'); 4 remain" in out
+    assert "warning: dataset 'vec' (v.csv): 1 constant feature column(s): 'c' (value 0)" in out

@@ -34,7 +34,9 @@ def load_one(tmp_path, **changes):
 
 def test_project_registry_has_every_data_set():
     reg = load_registry(ROOT / "config" / "datasets.yaml")
-    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna"]
+    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna",
+                         "iris", "wine", "pima", "glass", "ionosphere", "breast_cancer", "vehicle", "satellite",
+                         "letter"]
     assert (reg["gunpoint"].kind, reg["gunpoint"].distance, reg["gunpoint"].source) == ("series", "dtw", "GunPoint")
     assert (reg["dna"].kind, reg["dna"].encoding, reg["dna"].distance) == ("sequences", "statlog_indicators",
                                                                           "alignment")
@@ -43,6 +45,56 @@ def test_project_registry_has_every_data_set():
     assert reg["voting"].matrix_key == "A" and reg["voting"].labels_key == "C"
     assert reg["sonar"].distance == "euclidean" and reg["sonar"].label_column == "Class"
     assert reg["house_votes"].distance == "vdm" and reg["house_votes"].na_value == "abstain"
+    bc = reg["breast_cancer"]
+    assert (bc.drop_columns, bc.factors, bc.missing, bc.standardize) == (("Id",), "numbers", "drop", None)
+    assert reg["pima"].standardize is True and reg["sonar"].standardize is None
+
+
+VECTORS = {"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "euclidean"}
+
+
+@pytest.mark.parametrize(
+    "changes, needle",
+    [
+        ({"drop_columns": "Id"}, "field 'drop_columns' must be a list (got 'Id')"),
+        ({"drop_columns": []}, "field 'drop_columns' must not be empty"),
+        ({"drop_columns": ["Id", "Id"]}, "field 'drop_columns' names a column twice"),
+        ({"drop_columns": [3]}, "field 'drop_columns' must be a string (got 3)"),
+        ({"factors": "codes"}, "field 'factors' must be one of numbers (got 'codes')"),
+        ({"missing": "mean"}, "field 'missing' must be one of drop (got 'mean')"),
+        ({"standardize": "yes please"}, "field 'standardize' must be true or false (got 'yes please')"),
+        ({"kind": "categorical", "distance": "vdm", "missing": "drop"},
+         "field 'missing' is only allowed with kind vectors"),
+        ({"kind": "categorical", "distance": "vdm", "standardize": True},
+         "field 'standardize' is only allowed with kind vectors"),
+        ({"kind": "categorical", "distance": "vdm", "factors": "numbers"},
+         "field 'factors' is only allowed with kind vectors"),
+    ],
+)
+def test_vector_fields_are_checked(tmp_path, changes, needle):
+    with pytest.raises(ConfigError) as exc:
+        load_registry(write(tmp_path, {"d": {**VECTORS, **changes}}))
+    one_line(exc, "entry 'd'", needle)
+
+
+def test_vector_fields_only_with_records(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        load_one(tmp_path, drop_columns=["Id"])
+    one_line(exc, "entry 'my_data'", "field 'drop_columns' is only allowed with kind vectors/categorical")
+    with pytest.raises(ConfigError) as exc:
+        load_one(tmp_path, standardize=False)
+    one_line(exc, "entry 'my_data'", "field 'standardize' is only allowed with kind vectors")
+
+
+def test_spec_round_trips_through_asdict():
+    """The workflow passes an entry to its job as dataclasses.asdict(spec) (tuples kept)."""
+    from dataclasses import asdict
+
+    from hlm.data.registry import validate_entry
+
+    spec = load_registry(ROOT / "config" / "datasets.yaml", names=["breast_cancer"])["breast_cancer"]
+    entry = {k: v for k, v in asdict(spec).items() if v not in (None, "") and k != "name"}
+    assert validate_entry("breast_cancer", entry) == spec
 
 
 def test_valid_entry_becomes_frozen_spec(tmp_path):

@@ -170,11 +170,15 @@ class DistanceArtifact:
     def conversion(self) -> str:
         """How the distances were obtained: 'bound_minus', 'euclidean', 'identity+symmetrized', ...
 
+        'euclidean (standardized)': on features z-scored with every object's mean and sd.
+
         'vdm (uses all labels)' flags distances computed from every object's
         class label, test objects included (see data/README.md).
         """
         m = self.metadata
         label = m.get("to_distance") or m.get("distance") or "unknown"
+        if m.get("standardize"):  # kind vectors: z-scores of all objects (data/README.md)
+            label += " (standardized)"
         if m.get("symmetrized"):
             label += "+symmetrized"
         return f"{label} (uses all labels)" if m.get("uses_labels") else label

@@ -2,12 +2,27 @@
 
 read -> validate -> (similarity -> distance | vectors -> Euclidean |
 categorical -> VDM | distance as is) -> symmetrise -> validate again.
+
+Records of ``kind: vectors`` (:func:`load_vectors`) go through, in order:
+``drop_columns`` (columns that are not features, e.g. an id), ``factors:
+numbers`` (a factor column whose levels are all numbers becomes those numbers,
+the level values, never the factor's integer codes), ``missing`` (without it a
+missing value is an error; ``drop`` drops the objects that have one, with a
+warning), a warning for each constant feature (kept: it adds nothing to the
+distances), and ``standardize`` (z-scores with the mean and sd of all objects,
+no labels used; a constant feature keeps sd 1) before the distance. The
+artifact keeps the unstandardised features as its ``vectors`` (the vector
+methods standardise on their fit part themselves).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import math
+import warnings
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +32,15 @@ from hlm.data import readers
 from hlm.data.artifacts import DistanceArtifact
 from hlm.data.conversions import similarity_to_distance, symmetrize
 from hlm.data.registry import DatasetSpec
-from hlm.data.validation import _few, align_labels, check_ids, check_informative, check_labels, check_matrix, nonfinite
+from hlm.data.validation import (
+    DataWarning,
+    _few,
+    align_labels,
+    check_ids,
+    check_informative,
+    check_labels,
+    check_matrix,
+)
 from hlm.data.vectors import euclidean, value_difference_metric
 from hlm.errors import DataError
 
@@ -57,6 +80,16 @@ def folder_sha256(path: str | Path, where: str | None = None) -> str:
 def source_sha256(path: str | Path, where: str | None = None) -> str:
     """:func:`folder_sha256` of a folder, else :func:`file_sha256`."""
     return folder_sha256(path, where) if Path(path).is_dir() else file_sha256(path, where)
+
+
+def _check_sha256(spec: DatasetSpec, src: Path) -> str:
+    """The SHA-256 of the entry's file; DataError if it differs from the entry's ``sha256``."""
+    sha = file_sha256(src, spec.where)
+    if spec.sha256 and sha != spec.sha256:
+        raise DataError(
+            f"{spec.where}: SHA-256 {sha[:12]}... does not match field 'sha256' ({spec.sha256[:12]}...)"
+        )
+    return sha
 
 
 def _matrix_source(spec: DatasetSpec, src: Path, root: Path, meta: dict):
@@ -127,7 +160,7 @@ def _labels_of_rows(spec: DatasetSpec, label_ids, labels, n: int) -> tuple[np.nd
 
 
 def _records(spec: DatasetSpec, src: Path) -> tuple[pd.DataFrame, np.ndarray | None, np.ndarray]:
-    """(feature frame, ids or None, labels) for the record formats."""
+    """(feature frame, ids or None, labels) for the record formats; ``drop_columns`` removed."""
     w = spec.where
     if spec.format == "rda":
         frame = readers.read_rda(src, object=spec.object, where=w)
@@ -138,24 +171,191 @@ def _records(spec: DatasetSpec, src: Path) -> tuple[pd.DataFrame, np.ndarray | N
     if spec.label_column not in frame.columns:
         cols = ", ".join(map(str, frame.columns[:12]))
         raise DataError(f"{w}: label column '{spec.label_column}' not found; columns are: {cols}")
+    if spec.drop_columns:
+        frame = _drop_columns(frame, spec, id_column=ids is not None and spec.format != "rda")
     labels = readers.labels_to_str(frame.pop(spec.label_column).to_numpy(dtype=object))
     if frame.shape[1] == 0:
         raise DataError(f"{w}: no feature columns besides '{spec.label_column}'")
     return frame, ids, labels
 
 
-def _vectors(frame: pd.DataFrame, w: str) -> np.ndarray:
-    bad = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
-        raise DataError(f"{w}: kind vectors needs numeric columns; non-numeric: {', '.join(bad[:5])}")
-    X = frame.to_numpy(dtype=np.float64)
-    miss = nonfinite(X)
-    if miss:
-        count, i, j = miss
-        raise DataError(
-            f"{w}: {count} missing/non-finite feature values (first at row {i + 1}, column '{frame.columns[j]}')"
+def _drop_columns(frame: pd.DataFrame, spec: DatasetSpec, *, id_column: bool) -> pd.DataFrame:
+    """The frame without the entry's ``drop_columns``; a name that is no column is an error."""
+    w = spec.where
+    names = [str(c) for c in frame.columns]
+    for col in spec.drop_columns:
+        if col == spec.label_column:
+            raise DataError(f"{w}: field 'drop_columns' names the label column '{col}'")
+        if col == "id" and id_column:
+            raise DataError(f"{w}: field 'drop_columns': column 'id' holds the object ids, not a feature; "
+                            "remove it from the list")
+        if col not in names:
+            hint = difflib.get_close_matches(col, names, n=1)
+            tip = f" (did you mean '{hint[0]}'?)" if hint else f"; columns are: {', '.join(names[:12])}"
+            raise DataError(f"{w}: field 'drop_columns': column '{col}' not found{tip}")
+    return frame.drop(columns=[c for c in frame.columns if str(c) in spec.drop_columns])
+
+
+@dataclass
+class VectorRecords:
+    """The feature vectors of one ``kind: vectors`` entry, ready for the distance (module docstring)."""
+
+    ids: np.ndarray  # (N,) str: the objects kept
+    labels: np.ndarray  # (N,) str
+    features: np.ndarray  # (N, d) float64: as read (factor levels as numbers), kept rows and columns
+    columns: list[str]  # the d feature names
+    X: np.ndarray  # (N, d) float64: what the distance is computed on (z-scores if standardize)
+    info: dict = field(default_factory=dict)  # the artifact metadata these steps add
+
+
+def load_vectors(spec: DatasetSpec, root: str | Path = ".") -> VectorRecords:
+    """Read and check a ``kind: vectors`` entry without computing its distances (SHA-256 checked)."""
+    if spec.kind != "vectors":
+        raise DataError(f"{spec.where}: kind {spec.kind}, not vectors")
+    src = Path(root) / spec.path
+    _check_sha256(spec, src)
+    return _vector_records(spec, src)
+
+
+def _vector_records(spec: DatasetSpec, src: Path) -> VectorRecords:
+    w = spec.where
+    frame, file_ids, labels = _records(spec, src)
+    n = len(frame)
+    ids = check_ids(file_ids if file_ids is not None else range(n), name=spec.name, path=spec.path)
+    columns = [str(c) for c in frame.columns]
+
+    def at(i: int) -> str:  # 'row 24', and the object's id when the file names it otherwise
+        own = file_ids is not None and ids[i] != str(i + 1)
+        return f"row {i + 1} (id {str(ids[i])!r})" if own else f"row {i + 1}"
+
+    X, factor_columns = _features(frame, spec, at)
+    keep = _missing_rows(X, columns, spec, at)
+    info = {
+        "features": columns,
+        "drop_columns": list(spec.drop_columns) if spec.drop_columns else None,
+        "factors": spec.factors,
+        "factor_columns": factor_columns,
+        "missing": spec.missing,
+        "missing_dropped": 0,
+    }
+    if keep is None:
+        labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
+    else:
+        with warnings.catch_warnings():  # a single-member class is judged on the objects kept
+            warnings.simplefilter("ignore", DataWarning)
+            check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
+        dropped = ids[~keep]
+        warnings.warn(
+            f"{w}: missing: drop removed {len(dropped)} of {n} objects with a missing feature value "
+            f"(ids {_few(dropped)}); {int(keep.sum())} remain",
+            DataWarning,
+            stacklevel=2,
         )
-    return X
+        info.update(missing_dropped=len(dropped), missing_dropped_ids=dropped.tolist())
+        ids, X, labels = ids[keep], X[keep], np.asarray(labels, dtype=object)[keep]
+        labels = check_labels(labels, len(ids), name=spec.name, path=spec.path, ids=ids)
+    constant = np.ptp(X, axis=0) == 0
+    info["constant_features"] = [columns[j] for j in np.flatnonzero(constant)]
+    if constant.any():
+        shown = ", ".join(f"'{columns[j]}' (value {X[0, j]:g})" for j in np.flatnonzero(constant)[:5])
+        warnings.warn(
+            f"{w}: {int(constant.sum())} constant feature column(s): {shown}; kept, they add nothing "
+            "to the distances",
+            DataWarning,
+            stacklevel=2,
+        )
+    Z = X
+    info["standardize"] = bool(spec.standardize)
+    if spec.standardize:
+        mean = X.mean(axis=0)
+        sd = np.where(constant, 1.0, X.std(axis=0))
+        Z = (X - mean) / sd
+        info.update(feature_mean=mean.tolist(), feature_sd=sd.tolist())
+    return VectorRecords(ids=ids, labels=labels, features=X, columns=columns, X=Z, info=info)
+
+
+def _number(level: str) -> float | None:
+    """A factor level as a finite number, or None."""
+    try:
+        x = float(level)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _is_na(x) -> bool:
+    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
+
+
+def _features(frame: pd.DataFrame, spec: DatasetSpec, at) -> tuple[np.ndarray, list[str]]:
+    """(N x d float64 with NaN for a missing value, the factor columns converted) of a record frame.
+
+    A numeric or boolean column is taken as it is. A factor column whose levels are all numbers
+    becomes those numbers with ``factors: numbers`` (else an error says so). Anything else is
+    an error naming the column and its first value; with several bad columns, the first one
+    (in file order) and how many more.
+    """
+    X = np.empty(frame.shape, dtype=np.float64)
+    factor_columns, bad = [], []  # bad: (column, problem)
+    for j, (name, col) in enumerate(frame.items()):
+        name = str(name)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            levels = [str(c) for c in col.cat.categories]
+            numbers = [_number(v) for v in levels]
+            codes = col.cat.codes.to_numpy()
+            if any(x is None for x in numbers):
+                wrong = [v for v, x in zip(levels, numbers) if x is None]
+                rows = [i for i, c in enumerate(codes) if c >= 0 and numbers[c] is None]
+                first = f"; value {levels[codes[rows[0]]]!r} at {at(rows[0])}" if rows else ""
+                bad.append((name, f"kind vectors needs numbers; column '{name}' is a factor with non-numeric "
+                                  f"levels ({_few(wrong)}{first})"))
+            elif spec.factors != "numbers":
+                bad.append((name, f"column '{name}' is a factor (levels {_few(levels)}); set field "
+                                  "'factors: numbers' to use its levels as numbers, or drop it with field "
+                                  "'drop_columns'"))
+            else:
+                values = np.asarray(numbers, dtype=np.float64)
+                X[:, j] = np.where(codes >= 0, values[np.maximum(codes, 0)], np.nan)  # code -1: missing
+                factor_columns.append(name)
+        elif pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            X[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            values = col.to_numpy(dtype=object)
+            rows = [i for i, x in enumerate(values) if not _is_na(x)]
+            first = f" (value {values[rows[0]]!r} at {at(rows[0])})" if rows else ""
+            bad.append((name, f"kind vectors needs numbers; column '{name}' is not numeric{first}; if it is "
+                              "not a feature, drop it with field 'drop_columns'"))
+    if bad:
+        more = f"; other columns to fix: {_few([b[0] for b in bad[1:]])}" if len(bad) > 1 else ""
+        raise DataError(f"{spec.where}: {bad[0][1]}{more}")
+    return X, factor_columns
+
+
+def _missing_rows(X: np.ndarray, columns: list[str], spec: DatasetSpec, at) -> np.ndarray | None:
+    """None if no feature value is missing; else the rows to keep (``missing: drop``).
+
+    An infinite value is always an error; a missing one (NaN, R's NA) unless ``missing`` says
+    what to do.
+    """
+    w = spec.where
+    inf = np.isinf(X)
+    if inf.any():
+        i, j = np.argwhere(inf)[0]
+        raise DataError(f"{w}: {int(inf.sum())} infinite feature values (first at {at(i)}, column "
+                        f"'{columns[j]}')")
+    nan = np.isnan(X)
+    if not nan.any():
+        return None
+    i, j = np.argwhere(nan)[0]
+    if spec.missing is None:
+        raise DataError(
+            f"{w}: {int(nan.sum())} missing feature values (first at {at(i)}, column '{columns[j]}'); "
+            "set field 'missing: drop' to drop the objects that have one"
+        )
+    keep = ~nan.any(axis=1)
+    if not keep.any():
+        raise DataError(f"{w}: every object has a missing feature value (missing: {spec.missing} leaves none)")
+    return keep
 
 
 def _categories(frame: pd.DataFrame, na_value: str | None, w: str) -> np.ndarray:
@@ -180,9 +380,7 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
     root = Path(root)
     src = root / spec.path
     w = spec.where
-    sha = file_sha256(src, w)
-    if spec.sha256 and sha != spec.sha256:
-        raise DataError(f"{w}: SHA-256 {sha[:12]}... does not match field 'sha256' ({spec.sha256[:12]}...)")
+    sha = _check_sha256(spec, src)
     meta = {
         "dataset": spec.name,
         "source": spec.path,
@@ -210,24 +408,26 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
         else:
             D = M
             meta["to_distance"] = "identity"
+    elif spec.kind == "vectors":
+        rec = _vector_records(spec, src)
+        ids, labels = rec.ids, rec.labels
+        meta["distance"] = spec.distance
+        meta.update(rec.info)
+        if spec.distance == "euclidean":
+            D = euclidean(rec.X)
+        else:  # cityblock, cosine
+            from scipy.spatial.distance import cdist
+
+            D = cdist(rec.X, rec.X, metric=spec.distance)
+        native = {"vectors": rec.features}
     else:
         frame, ids, labels = _records(spec, src)
         n = len(frame)
         ids = check_ids(ids if ids is not None else range(n), name=spec.name, path=spec.path)
         labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
         meta["distance"] = spec.distance
-        if spec.kind == "vectors":
-            X = _vectors(frame, w)
-            if spec.distance == "euclidean":
-                D = euclidean(X)
-            else:  # cityblock, cosine
-                from scipy.spatial.distance import cdist
-
-                D = cdist(X, X, metric=spec.distance)
-            native = {"vectors": X}
-        else:
-            D = value_difference_metric(_categories(frame, spec.na_value, w), labels, q=VDM_Q)
-            meta.update({"vdm_q": VDM_Q, "na_value": spec.na_value, "uses_labels": True})
+        D = value_difference_metric(_categories(frame, spec.na_value, w), labels, q=VDM_Q)
+        meta.update({"vdm_q": VDM_Q, "na_value": spec.na_value, "uses_labels": True})
     D, asym = symmetrize(D)
     meta["symmetrized"] = asym
     D = check_matrix(D, name=spec.name, path=spec.path, kind="distance")

@@ -45,6 +45,10 @@ class DatasetSpec:
     distance: str | None = None
     label_column: str | None = None
     na_value: str | None = None
+    drop_columns: tuple[str, ...] | None = None
+    factors: str | None = None
+    missing: str | None = None
+    standardize: bool | None = None
     sha256: str | None = None
     source: str | None = None
     window: float | None = None
@@ -109,14 +113,17 @@ def _describe(schema: dict, error: jsonschema.ValidationError) -> str:
         verb = "is not allowed" if branch == "then" else "is only allowed"
         return f"field '{present[0]}' {verb} with {ctx}"
     if v == "type":
-        want = {"number": "a number", "string": "a string", "object": "a mapping"}.get(
+        want = {"number": "a number", "string": "a string", "object": "a mapping", "boolean": "true or false",
+                "array": "a list"}.get(
             error.validator_value, error.validator_value
         )
         return f"field '{field}' must be {want} (got {_show(error.instance)})"
     if v == "pattern" and field == "sha256":
         return f"field 'sha256' must be 64 lowercase hex digits (got {_show(error.instance)})"
-    if v == "minLength":
+    if v in ("minLength", "minItems"):
         return f"field '{field}' must not be empty"
+    if v == "uniqueItems":
+        return f"field '{field}' names a column twice (got {error.instance})"
     return f"field '{field}': {error.message}"
 
 
@@ -131,6 +138,8 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
         raise ConfigError(
             f"{source}: entry '{name}' must be a mapping of fields (got {type(entry).__name__})"
         )
+    # a spec's tuples (drop_columns) come back as such through dataclasses.asdict (workflow params)
+    entry = {k: list(v) if isinstance(v, tuple) else v for k, v in entry.items()}
     schema = entry_schema()
     validator = jsonschema.Draft202012Validator(schema)
     rank = {"additionalProperties": 0, "type": 1, "enum": 2, "const": 2, "required": 3}
@@ -147,6 +156,8 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
     values = dict(entry)
     if values.get("upper_bound") is not None:
         values["upper_bound"] = float(values["upper_bound"])
+    if values.get("drop_columns") is not None:
+        values["drop_columns"] = tuple(values["drop_columns"])
     return DatasetSpec(name=str(name), **values)
 
 
