@@ -19,7 +19,7 @@ from sklearn.model_selection import ParameterGrid
 
 from hlm.config import LEARNER_SETTINGS, config_schema, learner_params, load_config
 from hlm.evaluation.incremental import SCHEMES, learner_settings
-from hlm.methods import METHODS
+from hlm.methods import METHODS, VECTOR_SCHEMES
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_FILES = [ROOT / "config/config.yaml", ROOT / "config/full.yaml"]
@@ -157,6 +157,9 @@ def test_the_schema_leaves_the_learners_defaults_to_the_learners():
     restated = sorted(k for k, sub in section.items() if "default" in sub and k in learners)
     assert not restated, f"the schema gives defaults to learner hyper-parameters: {restated}"
     for scheme, keys in LEARNER_SETTINGS.items():
+        if scheme in VECTOR_SCHEMES:  # the online KDE learners take no settings from the config
+            assert keys == ()
+            continue
         assert set(keys) <= _init_parameters(SCHEMES[scheme]) and set(keys) <= set(section)
 
 
@@ -165,7 +168,7 @@ def test_the_schema_leaves_the_learners_defaults_to_the_learners():
 EXPECTED_SETTINGS = {"registry": "config/datasets.yaml", "n_splits": 20, "test_fraction": 0.2, "cv_folds": 10,
                      "seed": 20121, "threads_per_job": 1, "distance_block_size": 500,
                      "mlflow": {"experiment": "hlm"}}
-EXPECTED_SCHEMES = ["scheme_i", "scheme_ii", "retrain"]
+EXPECTED_SCHEMES = ["scheme_i", "scheme_ii", "retrain", "okde", "odkde"]
 EXPECTED_LEARNERS = {"scheme_i": {"n_init": 20},
                      "scheme_ii": {"n_init": 20, "step": 2, "v": 4, "estimate": "eq3"},
                      "retrain": {"n_init": 20, "step": 2}}
@@ -198,6 +201,9 @@ EXPECTED_GRIDS = {
     "psvm": {"C": _C, "epsilon": [1.0, 0.1, 0.01, 0.001]},
     "svm_vector_linear": {"C": _C},
     "svm_vector_rbf": {"C": _C, "gamma": [1.0e-4, 1.0e-3, 1.0e-2, 0.1, 1.0]},
+    "okde": {},
+    "odkde": {},
+    "kde_cv": {},
 }
 EXPECTED_FIXED = {
     "kernel_hlm": {"round_shape": True},

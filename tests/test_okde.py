@@ -398,3 +398,80 @@ def test_kde_classifier_bandwidth_is_the_likelihood_cv_choice():
     ref = KernelDensity(bandwidth=m.bandwidths_[1]).fit(Xs[y == 1]).score_samples(Xs[:5]) + np.log(0.5)
     np.testing.assert_allclose(scores[:, 1], ref, rtol=1e-12)
     assert logsumexp(scores, axis=1).shape == (5,)
+
+
+# ------------------------------------------------------------------ the protocols
+def _vector_artifact(rng, n_per=40):
+    from hlm.data.artifacts import DistanceArtifact
+    from hlm.data.vectors import euclidean
+
+    X, y = _blobs(rng, [(0, 0, 0), (2.5, 1, 0)], n_per)
+    X = X * np.array([1.0, 10.0, 0.1]) + 5  # scales that the standardisation must undo
+    labels = np.array(["a", "b"])[y]
+    return DistanceArtifact(ids=np.array([str(i) for i in range(len(y))]), labels=labels, distances=euclidean(X),
+                            metadata={"dataset": "toy", "kind": "vectors"}, vectors=X)
+
+
+def test_incremental_online_kde_is_the_estimator_fed_the_rounds():
+    """Each round of the section 5.5 runner is partial_fit on the estimator, features standardised with the
+    split's training part: the same model as feeding the estimator the batches by hand."""
+    from hlm.evaluation.incremental import batch_indices, run_incremental
+    from hlm.evaluation.seeds import derive_seed
+    from hlm.evaluation.splits import make_splits, split_indices
+
+    art = _vector_artifact(np.random.default_rng(16))
+    splits = make_splits(len(art.labels), dataset="toy", n_splits=2, test_fraction=0.2, seed=0)
+    frame = run_incremental(art, splits, "odkde", dataset="toy", seed=1, split_ids=[1])
+    assert list(frame["round"]) == list(range(1, 10)) and frame.n_seen.iloc[-1] == 64
+    train, test = split_indices(splits, 1)
+    Xs = (art.vectors - art.vectors[train].mean(0)) / art.vectors[train].std(0)
+    model = ODKDEClassifier(standardize=False)
+    for r, batch in enumerate(batch_indices(train, derive_seed(1, "toy", 1, "incremental"))):
+        model.partial_fit(Xs[batch], art.labels[batch])
+        err = 100 * np.mean(model.predict(Xs[test]) != art.labels[test])
+        assert frame.error_rate.iloc[r] == err and frame.n_components.iloc[r] == model.n_components_.sum()
+    with pytest.raises(DataError, match="needs feature vectors"):
+        from dataclasses import replace
+
+        run_incremental(replace(art, vectors=None), splits, "okde", dataset="toy", seed=1)
+
+
+def test_paper_protocol_rows_and_orderings():
+    """Fourfold CV, 3 orderings for the online learners (each a seeded permutation of the fold's training
+    part, fitted from its first 10 objects per class), one fit per fold for the batch ones."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from hlm.evaluation.online_kde import run_online_kde
+    from hlm.evaluation.seeds import derive_seed
+
+    art = _vector_artifact(np.random.default_rng(17), n_per=30)
+    X, y = art.vectors, art.labels
+    frame = run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3, folds=[2], methods=("odkde", "kde_cv"))
+    assert list(frame.method) == ["odkde"] * 3 + ["kde_cv"] and list(frame.ordering) == [0, 1, 2, -1]
+    train, test = list(StratifiedKFold(4, shuffle=True, random_state=derive_seed(3, "toy", "okde-cv") % 2**31)
+                       .split(X, y))[2]
+    order = np.random.default_rng(derive_seed(3, "toy", 2, 1, "okde-order")).permutation(train)
+    direct = ODKDEClassifier(n_init=10).fit(X[order], y[order])
+    row = frame.iloc[1]
+    assert row.accuracy == 100 * np.mean(direct.predict(X[test]) == y[test])
+    assert row.components_per_class == direct.n_components_.mean()
+    assert frame.iloc[3].components_per_class == len(train) / 2
+    with pytest.raises(DataError, match="fewer than the 4 folds"):
+        run_online_kde(X[:43], np.r_[y[:40], ["c"] * 3], dataset="toy", seed=3, cv_folds=3)  # class c: 3
+
+
+def test_online_kde_table_sets_our_means_next_to_the_papers():
+    import pandas as pd
+
+    from hlm.reporting.paper import PAPER_ONLINE_KDE, PAPER_ONLINE_KDE_OTHERS
+    from hlm.reporting.tables import online_kde_markdown, online_kde_table
+
+    frame = pd.DataFrame({"method": ["odkde"] * 3 + ["kde_cv"], "accuracy": [96.0, 98.0, 97.0, 95.0],
+                          "components_per_class": [6.0, 7.0, 8.0, 37.5], "fit_seconds": [0.1, 0.2, 0.3, 1.0]})
+    table = online_kde_table({"iris": frame}, PAPER_ONLINE_KDE).set_index("method")
+    assert table.loc["odkde", "accuracy"] == 97.0 and table.loc["odkde", "accuracy_sd"] == 1.0
+    assert table.loc["odkde", "components"] == 7.0 and table.loc["odkde", "diff"] == 0.0
+    assert table.loc["kde_cv", "paper_accuracy"] == 96 and table.loc["kde_cv", "n_runs"] == 1
+    md = online_kde_markdown(table.reset_index(), ["iris"], ["odkde", "okde", "kde_cv"], PAPER_ONLINE_KDE_OTHERS)
+    assert "| odKDE | 97.0 (1.0) [7.0] · paper 97 [6.5] |" in md and "| oKDE | NA |" in md
+    assert "iris: RSDE 97 [9], Hall 97 [38]" in md

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.workflow
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip,svm_vector_linear]",
-        "n_splits=3", "cv_folds=3", "incremental={schemes: [scheme_ii], datasets: [aural_sonar]}"]
+        "n_splits=3", "cv_folds=3", "incremental={schemes: [scheme_ii], datasets: [aural_sonar]}",
+        "online_kde={datasets: [iris]}"]
 #: (data set, method) pairs of TINY: the vector method runs on Sonar only
 TINY_PAIRS = [(d, m) for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm", "svm_kernel_clip")] + [
     ("sonar", "svm_vector_linear")]
@@ -83,21 +84,28 @@ def test_lint_is_clean():
 def test_dry_run_of_default_config(project):
     proc = snakemake(project, "--dry-run")
     counts = job_counts(proc.stdout)
-    # five matrices, and GunPoint's series: objects, then (until the checkpoint has run) its distances
-    assert counts["preprocess"] == 5 and counts["splits"] == 6 and counts["objects"] == 1
+    # five matrices, seven vector sets besides Sonar, and GunPoint's series: objects, then (until the
+    # checkpoint has run) its distances
+    assert counts["preprocess"] == 12 and counts["splits"] == 13 and counts["objects"] == 1
     assert counts["distances_from_blocks"] == 1
     for method in ("knn", "kernel_hlm", "hlm_vsh", "hlm_gknn", "hlm_agg", "hlm_kernel_vsh", "affinity_knn",
                    "kri_knn", "krr_knn", "local_sda", "svm_kernel_clip", "svm_features_linear",
                    "svm_features_rbf", "svm_knn", "psvm"):
-        assert counts[method] == 6
-    # SVMs on raw vectors: Sonar is the only data set of kind: vectors; the others are skipped, with a message
-    assert counts["svm_vector_linear"] == 1 and counts["svm_vector_rbf"] == 1
-    assert ("hlm: skipping method(s) svm_vector_linear, svm_vector_rbf on data set(s) aural_sonar, gunpoint, "
-            "house_votes, protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
+        assert counts[method] == 13
+    # methods on raw vectors: the eight data sets of kind: vectors; the others are skipped, with a message
+    for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv"):
+        assert counts[method] == 8
+    assert ("hlm: skipping method(s) kde_cv, odkde, okde, svm_vector_linear, svm_vector_rbf on data set(s) "
+            "aural_sonar, gunpoint, house_votes, protein, voting: they need feature vectors (kind: vectors)"
+            ) in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
     for scheme in ("scheme_i", "scheme_ii", "retrain"):
-        assert counts[f"incremental_{scheme}"] == 6
+        assert counts[f"incremental_{scheme}"] == 13
+    for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only
+        assert counts[f"incremental_{scheme}"] == 8
     assert counts["incremental_report"] == 1
+    # the odKDE paper's protocol on the run's data sets of its Table 1
+    assert counts["online_kde"] == 3 and counts["online_kde_report"] == 1
 
 
 def test_end_to_end_outputs(tiny_run):
@@ -144,6 +152,11 @@ def test_end_to_end_outputs(tiny_run):
     assert (inc[inc["round"] == 9].n_components == 2 * 20).all()  # 4 + 2 * 8 per class, 2 classes
     assert (project / "results/figures/incremental_aural_sonar.png").read_bytes()[:4] == b"\x89PNG"
     assert "| HLM-Incremental (II) |" in (project / "results/tables/incremental_time.md").read_text()
+    # the odKDE paper's protocol on Iris, from its vectors (no distance matrix), next to that paper's Table 1
+    assert not (project / "results/distances/iris.parquet").exists()
+    online = pd.read_parquet(project / "results/online_kde/iris.parquet")
+    assert len(online) == 4 * (3 * 2 + 2) and online.accuracy.between(80, 100).all()
+    assert "| odKDE | " in (md := (project / "results/tables/online_kde.md").read_text()) and "paper 97 [6.5]" in md
 
 
 def test_jobs_run_the_checkouts_own_code(tiny_run):

@@ -310,6 +310,7 @@ def run_sources(what: str, modules: tuple[str, ...], not_run: tuple[str, ...]) -
 
 #: the odKDE paper's protocol (hlm.evaluation.online_kde): its stage, and the estimators of its methods
 ONLINE_KDE_MODULES = ("hlm.jobs", "hlm.provenance", "hlm.stages.online_kde", "hlm.evaluation.online_kde",
+                      "hlm.data.prepare", "hlm.data.registry",
                       "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity")
 #: the data sets of that paper's Table 1 (the protocol's default data sets, among the run's)
 ONLINE_KDE_PAPER_DATASETS = ("iris", "wine", "pima", "letter")

@@ -7,12 +7,14 @@
 
 rule online_kde:
     input:
-        distances="results/distances/{dataset}.parquet",
+        raw=dataset_raw_files,  # the vectors are read from the registry entry: no distance matrix
         code=src(*online_kde_sources()),
     output:
         "results/online_kde/{dataset}.parquet",
     params:
+        entry=dataset_entry,
         seed=config["seed"],
+        cv_folds=config["cv_folds"],
     threads: 1
     log:
         "logs/online_kde/{dataset}.log",

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
-from hlm.data.artifacts import DistanceArtifact
 from hlm.errors import DataError
 from hlm.evaluation.cv import make_folds, select_params
 from hlm.evaluation.seeds import derive_seed
@@ -33,14 +32,10 @@ N_ORDERINGS = 3
 N_INIT = 10
 
 
-def check_protocol_data(artifact: DistanceArtifact, dataset: str, n_folds: int = N_FOLDS,
-                        n_init: int = N_INIT) -> None:
-    """One-line DataErrors for what the protocol cannot run on; a warning for a class too small to start
+def check_protocol_data(y: np.ndarray, dataset: str, n_folds: int = N_FOLDS, n_init: int = N_INIT) -> None:
+    """A one-line DataError for a class smaller than the folds; a warning for a class too small to start
     from ``n_init`` objects in every fold's training part."""
-    if artifact.vectors is None:
-        raise DataError(f"online KDE protocol: data set '{dataset}' is of kind "
-                        f"'{artifact.metadata.get('kind', '?')}'; it needs feature vectors (kind: vectors)")
-    labels, counts = np.unique(np.asarray(artifact.labels), return_counts=True)
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
     if counts.min() < n_folds:
         raise DataError(f"online KDE protocol: data set '{dataset}': class {labels[counts.argmin()]!r} has "
                         f"{counts.min()} objects, fewer than the {n_folds} folds")
@@ -51,15 +46,17 @@ def check_protocol_data(artifact: DistanceArtifact, dataset: str, n_folds: int =
                       stacklevel=2)
 
 
-def run_online_kde(artifact: DistanceArtifact, *, dataset: str, seed: int, methods=(*ONLINE_METHODS, *BATCH_METHODS),
-                   n_folds: int = N_FOLDS, n_orderings: int = N_ORDERINGS, cv_folds: int = 10,
+def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_folds: int,
+                   methods=(*ONLINE_METHODS, *BATCH_METHODS), n_folds: int = N_FOLDS, n_orderings: int = N_ORDERINGS,
                    folds: list[int] | None = None) -> pd.DataFrame:
     """Rows (fold, ordering, method, accuracy, components_per_class, fit_seconds, n_train); accuracy in %.
+    ``X``: the feature vectors as read (each method standardises with its training part).
 
-    ``folds``: run only these folds (tests); ordering is -1 for the batch methods.
+    ``cv_folds``: the folds of the SVM's parameter CV (the config's); ``folds``: run only these folds
+    (tests); ordering is -1 for the batch methods.
     """
-    check_protocol_data(artifact, dataset, n_folds)
-    X, y = artifact.vectors, np.asarray(artifact.labels)
+    y = np.asarray(y)
+    check_protocol_data(y, dataset, n_folds)
     outer = StratifiedKFold(n_folds, shuffle=True, random_state=derive_seed(seed, dataset, "okde-cv") % 2**31)
     rows = []
     for fold, (train, test) in enumerate(outer.split(X, y)):

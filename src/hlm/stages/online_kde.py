@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pandas as pd
 
-from hlm.data.artifacts import read_distances, write_frame
+from hlm.data.artifacts import write_frame
 
 log = logging.getLogger("hlm")
 
 
-def online_kde(*, dataset: str, distances: str, out: str, seed: int, tags: dict) -> None:
-    """oKDE, odKDE and the batch baselines under the paper's protocol on one data set, to Parquet."""
+def online_kde(*, dataset: str, entry: dict, out: str, seed: int, cv_folds: int, tags: dict,
+               root: str | Path = ".") -> None:
+    """oKDE, odKDE and the batch baselines under the paper's protocol on one data set, to Parquet.
+
+    The feature vectors are read from the registry entry (no distance matrix: Letter's would be 3.2 GB).
+    """
+    from hlm.data.prepare import load_vectors
+    from hlm.data.registry import validate_entry
+    from hlm.errors import DataError
     from hlm.evaluation.online_kde import N_FOLDS, N_INIT, N_ORDERINGS, run_online_kde
 
-    frame = run_online_kde(read_distances(distances), dataset=dataset, seed=seed)
+    spec = validate_entry(dataset, entry)
+    if spec.kind != "vectors":
+        raise DataError(f"online KDE protocol: data set '{dataset}' is of kind '{spec.kind}'; it needs feature "
+                        "vectors (kind: vectors)")
+    records = load_vectors(spec, Path(root))
+    frame = run_online_kde(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds)
     write_frame(frame, out, metadata={"dataset": dataset, "seed": seed, "folds": N_FOLDS, "orderings": N_ORDERINGS,
-                                      "n_init": N_INIT,
+                                      "n_init": N_INIT, "cv_folds": cv_folds,
                                       **{k: v for k, v in tags.items() if k in ("config_hash", "git_commit")}})
     for method, g in frame.groupby("method", sort=False):
         log.info("%s/%s: accuracy %.2f%% (sd %.2f), %.1f components per class, %.2f s per fit", dataset, method,
@@ -26,8 +39,6 @@ def online_kde(*, dataset: str, distances: str, out: str, seed: int, tags: dict)
 
 def online_kde_report(inputs: list[str], *, csv_out: str, md_out: str) -> None:
     """results/tables/online_kde.{csv,md}: our numbers next to the paper's Table 1."""
-    from pathlib import Path
-
     from hlm.data.artifacts import write_text
     from hlm.evaluation.online_kde import BATCH_METHODS, ONLINE_METHODS
     from hlm.reporting.paper import PAPER_ONLINE_KDE, PAPER_ONLINE_KDE_OTHERS

@@ -23,7 +23,7 @@ from hlm.errors import DataError
 from hlm.models._base import as_vectors, fit_classes
 from hlm.models.okde.bandwidth import kernel_covariance, pooled_kernel
 from hlm.models.okde.compression import ClassifierDistance, bottom_up, local_hellinger, members, merge_tree
-from hlm.models.okde.gaussians import log_gaussians, log_mixture, moment_match, sigma_points
+from hlm.models.okde.gaussians import log_gaussians, log_mixture, log_peaks, moment_match
 from hlm.models.okde.hellinger import hellinger
 from hlm.models.okde.state import ClassKDE
 
@@ -261,11 +261,30 @@ class OKDEClassifier(_OnlineKDE):
         self._merge(c, local_hellinger(model.w, model.mu, model.cov, H, th, merge_tree(model.mu)))
 
 
+#: cost_region "local": sigma points beyond sqrt(d + kappa) + this many sd (Mahalanobis) of every kernel of the
+#: class being compressed are left out of the cost (spec 5)
+LOCAL_MARGIN = 4.0
+
+
 class ODKDEClassifier(_OnlineKDE):
     """odKDE (Kristan and Leonardis): compress class i while its classifier against the other classes stays
-    within ``threshold`` (D_th = 0.005) of the uncompressed one (the paper's eqs. 2-7, Alg. 1; spec 5)."""
+    within ``threshold`` (D_th = 0.005) of the uncompressed one (the paper's eqs. 2-7, Alg. 1; spec 5).
+
+    ``cost_region``: "local" evaluates the cost at the sigma points near class i's kernels only (where a merge
+    can move its posterior; ``LOCAL_MARGIN``), "global" at all of them (the reference).
+    """
 
     _default_threshold = 0.005
+    _parameter_constraints = {**_OnlineKDE._parameter_constraints, "cost_region": [StrOptions({"local", "global"})]}
+
+    def __init__(self, threshold: float | None = None, n_init: int = 10, forgetting: float = 1.0,
+                 min_components: int = 2, compress: bool = True, pilot: str = "silverman",
+                 curvature: str = "diag", amise_form: str = "maggot", bandwidth: float | None = None,
+                 standardize: bool = True, cost_region: str = "local"):
+        super().__init__(threshold=threshold, n_init=n_init, forgetting=forgetting, min_components=min_components,
+                         compress=compress, pilot=pilot, curvature=curvature, amise_form=amise_form,
+                         bandwidth=bandwidth, standardize=standardize)
+        self.cost_region = cost_region
 
     def _compress(self, c: int) -> None:
         model = self.models_[c]
@@ -273,14 +292,19 @@ class ODKDEClassifier(_OnlineKDE):
         pts, pw = [], []
         for k, m in enumerate(self.models_):
             if m.n_components:
-                P, W = sigma_points(m.mu, m.cov + m.H)
-                keep = W > 0
-                pts.append(P[:, keep].reshape(-1, self.n_features_in_))
-                pw.append((np.exp(priors[k]) * m.w[:, None] * W[keep][None, :]).ravel())
+                P, W = m.sigma_points
+                pts.append(P)
+                pw.append((np.exp(priors[k]) * m.w[:, None] * W[None, :]).ravel())
         X, weights = np.concatenate(pts), np.concatenate(pw)
-        others = self._log_joint(X, skip=c)
-        log_neg = logsumexp(others, axis=1) if others.shape[1] > 1 or c != 0 else np.full(len(X), -np.inf)
-        log_terms = log_gaussians(X, model.mu, model.chol) + np.log(model.w)
-        cost = ClassifierDistance(X, weights, log_neg, log_terms, priors[c], model.w, model.mu, model.cov,
-                                  model.H, self.threshold_)
+        log_terms = log_gaussians(X, model.mu, model.chol)
+        if self.cost_region == "local":  # the points within Mahalanobis radius r of one of class c's kernels
+            d = self.n_features_in_
+            r2 = (np.sqrt(d + max(0.0, 3.0 - d)) + LOCAL_MARGIN) ** 2
+            maha2 = 2.0 * (log_peaks(model.chol)[None, :] - log_terms)
+            near = maha2.min(axis=1) <= r2
+            X, weights, log_terms = X[near], weights[near], log_terms[near]
+        with np.errstate(divide="ignore"):
+            log_neg = logsumexp(self._log_joint(X, skip=c), axis=1)
+        cost = ClassifierDistance(X, weights, log_neg, log_terms + np.log(model.w), priors[c], model.w, model.mu,
+                                  model.cov, model.H, self.threshold_)
         self._merge(c, cost.accept)

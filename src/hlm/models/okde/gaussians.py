@@ -64,15 +64,25 @@ def log_gaussians(X: np.ndarray, mu: np.ndarray, chol: np.ndarray) -> np.ndarray
     P, d = X.shape
     M = mu.shape[0]
     inv = np.linalg.inv(chol)  # (M, d, d), lower triangular
-    shift = np.einsum("mij,mj->mi", inv, mu)  # (M, d)
-    const = -np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1) - 0.5 * d * _LOG_2PI
+    flat = inv.reshape(M * d, d)
+    shift = np.einsum("mij,mj->mi", inv, mu).reshape(M * d)
+    const = log_peaks(chol)
     out = np.empty((P, M))
     step = max(1, _BLOCK // max(M * d, 1))
-    flat = inv.reshape(M * d, d)
     for lo in range(0, P, step):
-        z = (X[lo:lo + step] @ flat.T).reshape(-1, M, d) - shift  # (p, M, d)
-        out[lo:lo + step] = -0.5 * np.einsum("pmi,pmi->pm", z, z) + const
+        z = X[lo:lo + step] @ flat.T  # (p, M * d)
+        z -= shift
+        z *= z
+        out[lo:lo + step] = z.reshape(-1, M, d).sum(-1)
+    out *= -0.5
+    out += const
     return out
+
+
+def log_peaks(chol: np.ndarray) -> np.ndarray:
+    """log N(mu_j; mu_j, L_j L_j^T), the density at each component's mean: (M,)."""
+    d = chol.shape[-1]
+    return -np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1) - 0.5 * d * _LOG_2PI
 
 
 #: doubles per block of log_gaussians' intermediate (32 MB)

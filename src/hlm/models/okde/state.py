@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hlm.models.okde.gaussians import cholesky, moment_match, split_principal
+from hlm.models.okde.gaussians import cholesky, moment_match, sigma_points, split_principal
 
 
 @dataclass
@@ -27,6 +27,7 @@ class ClassKDE:
     n_thr: float  # compress when M > n_thr (spec 4.1)
     H: np.ndarray = field(default=None)  # (d, d) kernel covariance
     _chol: np.ndarray | None = None
+    _sigma: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def empty(cls, d: int) -> ClassKDE:
@@ -54,10 +55,10 @@ class ClassKDE:
     def _set(self, w, mu, cov, det_w, det_mu, det_cov) -> None:
         self.w, self.mu, self.cov = w, mu, cov
         self.det_w, self.det_mu, self.det_cov = det_w, det_mu, det_cov
-        self._chol = None
+        self._chol = self._sigma = None
 
     def set_kernel(self, H: np.ndarray) -> None:
-        self.H, self._chol = H, None
+        self.H, self._chol, self._sigma = H, None, None
 
     @property
     def chol(self) -> np.ndarray:
@@ -65,6 +66,16 @@ class ClassKDE:
         if self._chol is None:
             self._chol = cholesky(self.cov + self.H)
         return self._chol
+
+    @property
+    def sigma_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """The KDE components' sigma points with non-zero weight, as rows (M * n_points, d), and their
+        weights (n_points,); cached until the model or H changes."""
+        if self._sigma is None:
+            P, W = sigma_points(self.mu, self.cov + self.H)
+            keep = W > 0
+            self._sigma = P[:, keep].reshape(-1, self.mu.shape[1]), W[keep]
+        return self._sigma
 
     def revitalise(self, split: np.ndarray) -> None:
         """Replace each component j with split[j] by its two detailed components, each of which gets the
