@@ -295,6 +295,18 @@ def test_odkde_compresses_far_apart_classes_to_the_minimum():
     assert (ok.n_components_ > 2).all()
 
 
+def test_local_cost_region_gives_the_global_model():
+    """Leaving out the sigma points far from the class being compressed (cost_region local) changes the cost
+    by far less than the threshold: the same merges, the same model, on 2-D toy streams."""
+    rng = np.random.default_rng(18)
+    X, y = _blobs(rng, [(0, 0), (2.5, 1), (1, 3), (6, 6)], 50)
+    local = ODKDEClassifier(cost_region="local", standardize=False).fit(X, y)
+    full = ODKDEClassifier(cost_region="global", standardize=False).fit(X, y)
+    np.testing.assert_array_equal(local.n_components_, full.n_components_)
+    Z = rng.normal(size=(300, 2)) * 2 + 2
+    np.testing.assert_allclose(local.decision_function(Z), full.decision_function(Z), rtol=1e-9)
+
+
 class _Audited(ODKDEClassifier):
     """odKDE that records, at every compression, the share of ``grid`` whose decision it changed."""
 

@@ -23,8 +23,8 @@ import hlm
 from hlm.config import check_config_file, check_names, learner_params, validate_config
 from hlm.errors import HLMError, print_error
 from hlm.data.registry import load_registry
-from hlm.methods import (ONLINE_KDE_PAPER_DATASETS, METHODS, incremental_sources, method_applies, method_sources,
-                         online_kde_sources, scheme_applies)
+from hlm.methods import METHODS, incremental_sources, method_applies, method_sources, scheme_applies
+from hlm.methods import ONLINE_KDE_PAPER_DATASETS, online_kde_sources
 from hlm.provenance import config_hash, git_commit
 
 SRC = Path(workflow.basedir) / "src"
@@ -60,7 +60,7 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
-# The odKDE paper's protocol (rule online_kde): on these data sets (default: the run's among that paper's).
+# The odKDE paper's protocol (the online_kde rule) runs on these data sets (default: the run's among that paper's).
 ONLINE_KDE_DATASETS = list(config["online_kde"].get(
     "datasets", [d for d in DATASETS if d in ONLINE_KDE_PAPER_DATASETS]))
 _NOT_VECTORS = [d for d in ONLINE_KDE_DATASETS if REGISTRY[d].kind != "vectors"]

@@ -20,13 +20,13 @@ from sklearn.neighbors import KernelDensity
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import as_vectors, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes
 
 #: the CV grid of h (standardised features), spec 8
 BANDWIDTHS = np.geomspace(0.02, 3.0, 26)
 
 
-class KDEClassifier(ClassifierMixin, BaseEstimator):
+class KDEClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
     """Gaussian KDE per class, prior x density.
 
     Parameters

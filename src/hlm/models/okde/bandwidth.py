@@ -81,7 +81,7 @@ def kernel_covariance(
     _, mbar, F = moment_match(w, mu, cov)
     lam, U = np.linalg.eigh(F)
     keep = lam > SUBSPACE_EPS * lam[-1] if lam[-1] > 0 else np.zeros(d, dtype=bool)
-    H = np.zeros((d, d))
+    values = np.zeros(d)  # H = U diag(values) U^T: F's eigenvectors are H's
     k = int(keep.sum())
     if k:
         T = U[:, keep].T / np.sqrt(lam[keep])[:, None]  # whitening, (k, d)
@@ -93,14 +93,12 @@ def kernel_covariance(
         else:
             r = curvature_full(w, mu_t, cov_t, g)
         h = amise_scale(r, k, n, form)
-        Uk = U[:, keep]
-        H += (Uk * (h * h * lam[keep])) @ Uk.T
+        values[keep] = h * h * lam[keep]
     if k < d:
         Up = U[:, ~keep]
-        H += (Up * np.diagonal(Up.T @ h_pool @ Up)) @ Up.T
-    H = 0.5 * (H + H.T)
-    lam_h, V = np.linalg.eigh(H)
-    floor = SUBSPACE_EPS * max(lam_h[-1], 0.0)
-    if lam_h[-1] <= 0:
+        values[~keep] = np.diagonal(Up.T @ h_pool @ Up)
+    if values.max() <= 0:
         return h_pool.copy()
-    return (V * np.maximum(lam_h, floor)) @ V.T
+    values = np.maximum(values, SUBSPACE_EPS * values.max())
+    H = (U * values) @ U.T
+    return 0.5 * (H + H.T)

@@ -14,21 +14,20 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import as_vectors, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes
 from hlm.models.okde.bandwidth import kernel_covariance, pooled_kernel
 from hlm.models.okde.compression import ClassifierDistance, bottom_up, local_hellinger, members, merge_tree
-from hlm.models.okde.gaussians import log_gaussians, log_mixture, log_peaks, moment_match
+from hlm.models.okde.gaussians import log_gaussians_from, log_peaks, logsumexp, moment_match
 from hlm.models.okde.hellinger import hellinger
 from hlm.models.okde.state import ClassKDE
 
 
-class _OnlineKDE(ClassifierMixin, BaseEstimator):
+class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
     """Shared machinery of :class:`OKDEClassifier` and :class:`ODKDEClassifier`.
 
     Parameters
@@ -170,7 +169,7 @@ class _OnlineKDE(ClassifierMixin, BaseEstimator):
             return
         fitted = [m for m in self.models_ if m.n_components]
         n = np.array([m.n for m in fitted])
-        parts = [moment_match(m.w, m.mu, m.cov) for m in fitted]
+        parts = [m.moments for m in fitted]
         _, _, cov_pool = moment_match(n / n.sum(), np.array([p[1] for p in parts]), np.array([p[2] for p in parts]))
         h_pool = pooled_kernel(cov_pool, float(n.sum()))
         model.set_kernel(kernel_covariance(model.w, model.mu, model.cov, model.n, h_pool, pilot_kind=self.pilot,
@@ -210,13 +209,24 @@ class _OnlineKDE(ClassifierMixin, BaseEstimator):
         with np.errstate(divide="ignore"):
             return np.log(n / n.sum())
 
-    def _log_joint(self, Xs: np.ndarray, skip: int | None = None) -> np.ndarray:
+    def _log_joint(self, Xs: np.ndarray) -> np.ndarray:
         """log pi_c + log p_KDE(x | c) for every row of Xs (standardised) and class; -inf for an empty class."""
         out = np.full((Xs.shape[0], len(self.models_)), -np.inf)
-        for c, (m, lp) in enumerate(zip(self.models_, self._log_priors())):
-            if m.n_components and c != skip:
-                out[:, c] = lp + log_mixture(Xs, m.w, m.mu, m.chol)
+        fitted = [c for c, m in enumerate(self.models_) if m.n_components]
+        if not fitted:
+            return out
+        terms = log_gaussians_from(Xs, self._stacked_factors(fitted))  # every class's components at once
+        bounds = np.cumsum([0] + [self.models_[c].n_components for c in fitted])
+        for c, lo, hi in zip(fitted, bounds[:-1], bounds[1:]):
+            out[:, c] = logsumexp(terms[:, lo:hi], axis=1)
         return out
+
+    def _stacked_factors(self, classes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The precision factors of the components of ``classes``, each constant carrying log(pi_c w_j)."""
+        priors = self._log_priors()
+        parts = [self.models_[c].factors for c in classes]
+        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] + np.log(self.models_[c].w) + priors[c] for p, c in zip(parts, classes)]))
 
     def decision_function(self, X) -> np.ndarray:
         """log pi_c + log p_KDE(x | c) (eq. 9), one column per class."""
@@ -228,7 +238,7 @@ class _OnlineKDE(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Posteriors p(c | x) by Bayes' rule on the class KDEs (softmax of :meth:`decision_function`)."""
         s = self.decision_function(X)
-        return np.exp(s - logsumexp(s, axis=1, keepdims=True))
+        return np.exp(s - logsumexp(s, axis=1)[:, None])
 
     def predict(self, X) -> np.ndarray:
         """argmax_c pi_c p_KDE(x | c); ties go to the first (smallest) class label."""
@@ -296,15 +306,16 @@ class ODKDEClassifier(_OnlineKDE):
                 pts.append(P)
                 pw.append((np.exp(priors[k]) * m.w[:, None] * W[None, :]).ravel())
         X, weights = np.concatenate(pts), np.concatenate(pw)
-        log_terms = log_gaussians(X, model.mu, model.chol)
+        log_terms = log_gaussians_from(X, model.factors)
         if self.cost_region == "local":  # the points within Mahalanobis radius r of one of class c's kernels
             d = self.n_features_in_
             r2 = (np.sqrt(d + max(0.0, 3.0 - d)) + LOCAL_MARGIN) ** 2
             maha2 = 2.0 * (log_peaks(model.chol)[None, :] - log_terms)
             near = maha2.min(axis=1) <= r2
             X, weights, log_terms = X[near], weights[near], log_terms[near]
-        with np.errstate(divide="ignore"):
-            log_neg = logsumexp(self._log_joint(X, skip=c), axis=1)
+        others = [k for k, m in enumerate(self.models_) if m.n_components and k != c]
+        log_neg = (logsumexp(log_gaussians_from(X, self._stacked_factors(others)), axis=1) if others
+                   else np.full(len(X), -np.inf))
         cost = ClassifierDistance(X, weights, log_neg, log_terms + np.log(model.w), priors[c], model.w, model.mu,
                                   model.cov, model.H, self.threshold_)
         self._merge(c, cost.accept)

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy.cluster.hierarchy import linkage
-from scipy.special import log_expit, logsumexp
+from scipy.special import log_expit
 
-from hlm.models.okde.gaussians import cholesky, log_gaussians, moment_match
+from hlm.models.okde.gaussians import cholesky, log_gaussians, logsumexp, moment_match
 from hlm.models.okde.hellinger import hellinger
 
 

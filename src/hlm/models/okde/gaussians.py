@@ -9,7 +9,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.special import logsumexp
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -30,8 +29,18 @@ def moment_match(w: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> tuple[float,
     W = float(w.sum())
     m = w @ mu / W
     dev = mu - m
-    S = (np.tensordot(w, cov, axes=1) + (dev * w[:, None]).T @ dev) / W
+    d = mu.shape[1]
+    S = ((w @ cov.reshape(-1, d * d)).reshape(d, d) + (dev * w[:, None]).T @ dev) / W
     return W, m, 0.5 * (S + S.T)
+
+
+def logsumexp(a: np.ndarray, axis: int) -> np.ndarray:
+    """log sum exp along ``axis`` (scipy's without its array-API overhead, which dominates on small arrays);
+    -inf where every term is -inf."""
+    top = np.max(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(a - top), axis=axis)) + np.squeeze(top, axis=axis)
 
 
 def split_principal(mu: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,27 +65,39 @@ def cholesky(S: np.ndarray) -> np.ndarray:
         return np.linalg.cholesky(S + jitter * np.eye(d))
 
 
-def log_gaussians(X: np.ndarray, mu: np.ndarray, chol: np.ndarray) -> np.ndarray:
-    """log N(x; mu_j, L_j L_j^T) for every row x of X (P, d) and component j: (P, M).
-
-    One matrix product per block of rows: z = L_j^{-1} (x - mu_j) for every j at once.
-    """
-    P, d = X.shape
-    M = mu.shape[0]
+def precision_factors(mu: np.ndarray, chol: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`log_gaussians_from` needs of components (mu_j, L_j L_j^T): the rows of every L_j^{-1}
+    stacked (M * d, d), L_j^{-1} mu_j stacked (M * d,) and log N(mu_j; mu_j, L_j L_j^T) (M,). Components of
+    several mixtures are evaluated in one call by concatenating their factors."""
+    M, d = mu.shape
     inv = np.linalg.inv(chol)  # (M, d, d), lower triangular
-    flat = inv.reshape(M * d, d)
-    shift = np.einsum("mij,mj->mi", inv, mu).reshape(M * d)
-    const = log_peaks(chol)
+    return inv.reshape(M * d, d), np.einsum("mij,mj->mi", inv, mu).reshape(M * d), log_peaks(chol)
+
+
+def log_gaussians_from(X: np.ndarray, factors: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """log N(x; mu_j, Sigma_j) (+ the constant the factors carry) for every row x of X (P, d): (P, M).
+
+    One matrix product per block of rows: z = L_j^{-1} x - L_j^{-1} mu_j for every j at once.
+    """
+    flat, shift, const = factors
+    P, d = X.shape
+    M = const.shape[0]
     out = np.empty((P, M))
     step = max(1, _BLOCK // max(M * d, 1))
+    ones = np.ones(d)
     for lo in range(0, P, step):
         z = X[lo:lo + step] @ flat.T  # (p, M * d)
         z -= shift
         z *= z
-        out[lo:lo + step] = z.reshape(-1, M, d).sum(-1)
+        out[lo:lo + step] = (z.reshape(-1, d) @ ones).reshape(-1, M)  # sums of d squares, by BLAS
     out *= -0.5
     out += const
     return out
+
+
+def log_gaussians(X: np.ndarray, mu: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """log N(x; mu_j, L_j L_j^T) for every row x of X (P, d) and component j: (P, M)."""
+    return log_gaussians_from(X, precision_factors(mu, chol))
 
 
 def log_peaks(chol: np.ndarray) -> np.ndarray:

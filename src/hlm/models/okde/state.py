@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hlm.models.okde.gaussians import cholesky, moment_match, sigma_points, split_principal
+from hlm.models.okde.gaussians import cholesky, moment_match, precision_factors, sigma_points, split_principal
 
 
 @dataclass
@@ -27,7 +27,9 @@ class ClassKDE:
     n_thr: float  # compress when M > n_thr (spec 4.1)
     H: np.ndarray = field(default=None)  # (d, d) kernel covariance
     _chol: np.ndarray | None = None
+    _factors: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     _sigma: tuple[np.ndarray, np.ndarray] | None = None
+    _moments: tuple[float, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def empty(cls, d: int) -> ClassKDE:
@@ -55,10 +57,10 @@ class ClassKDE:
     def _set(self, w, mu, cov, det_w, det_mu, det_cov) -> None:
         self.w, self.mu, self.cov = w, mu, cov
         self.det_w, self.det_mu, self.det_cov = det_w, det_mu, det_cov
-        self._chol = self._sigma = None
+        self._chol = self._factors = self._sigma = self._moments = None
 
     def set_kernel(self, H: np.ndarray) -> None:
-        self.H, self._chol, self._sigma = H, None, None
+        self.H, self._chol, self._factors, self._sigma = H, None, None, None
 
     @property
     def chol(self) -> np.ndarray:
@@ -66,6 +68,20 @@ class ClassKDE:
         if self._chol is None:
             self._chol = cholesky(self.cov + self.H)
         return self._chol
+
+    @property
+    def factors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``gaussians.precision_factors`` of the KDE components, cached until the model or H changes."""
+        if self._factors is None:
+            self._factors = precision_factors(self.mu, self.chol)
+        return self._factors
+
+    @property
+    def moments(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """The sample model's moment match (weight, mean, covariance), cached until the model changes."""
+        if self._moments is None:
+            self._moments = moment_match(self.w, self.mu, self.cov)
+        return self._moments
 
     @property
     def sigma_points(self) -> tuple[np.ndarray, np.ndarray]:
