@@ -487,3 +487,25 @@ def test_online_kde_table_sets_our_means_next_to_the_papers():
     md = online_kde_markdown(table.reset_index(), ["iris"], ["odkde", "okde", "kde_cv"], PAPER_ONLINE_KDE_OTHERS)
     assert "| odKDE | 97.0 (1.0) [7.0] · paper 97 [6.5] |" in md and "| oKDE | NA |" in md
     assert "iris: RSDE 97 [9], Hall 97 [38]" in md
+
+
+def test_paper_protocol_warns_about_a_class_too_small_to_start_from_ten():
+    from hlm.evaluation.online_kde import check_protocol_data
+
+    y = np.array(["a"] * 40 + ["b"] * 12)  # b: 9 training objects per fold
+    with pytest.warns(UserWarning, match=r"class\(es\) b have fewer than 10 training objects per fold"):
+        check_protocol_data(y, "toy")
+
+
+def test_a_class_first_seen_in_a_later_batch_joins_the_model():
+    rng = np.random.default_rng(19)
+    X, y = _blobs(rng, [(0, 0), (3, 0), (0, 3)], 20)
+    first = y != 2
+    m = ODKDEClassifier().partial_fit(X[first][:20], y[first][:20])
+    assert list(m.classes_) == [0, 1]
+    m.partial_fit(X[~first], y[~first])
+    assert list(m.classes_) == [0, 1, 2] and m.n_components_[2] >= 2
+    assert (m.predict(X[~first]) == 2).mean() > 0.9
+    fixed = ODKDEClassifier().partial_fit(X[first][:20], y[first][:20], classes=[0, 1])
+    with pytest.raises(DataError, match="not among the classes"):
+        fixed.partial_fit(X[~first][:1], y[~first][:1])
