@@ -266,13 +266,26 @@ def test_classifier_distance_is_zero_for_an_unchanged_model_and_matches_monte_ca
     X = pts.reshape(-1, d)
     log_neg = np.log(0.5) + log_mixture(X, *neg[:2], cholesky(neg[2]))
     log_terms = log_gaussians(X, mu, cholesky(cov + H)) + np.log(w)
-    cost = ClassifierDistance(X, pw.ravel(), log_neg, log_terms, np.log(0.5), w, mu, cov, H, 0.005)
+    args = (X, pw.ravel(), log_terms, np.log(0.5), lambda idx: log_neg[idx], w, mu, cov, H)
+    cost = ClassifierDistance(*args, 0.005)
     assert cost.accept(3, 0, 1) and cost.cost == pytest.approx(0.0, abs=1e-15)
-    # merging everything: UT estimate against Monte Carlo under p0
-    full = ClassifierDistance(X, pw.ravel(), log_neg, log_terms, np.log(0.5), w, mu, cov, H, np.inf)
+    # merging everything: the cumulative cost equals eq. 7 evaluated afresh on the compressed model
+    full = ClassifierDistance(*args, np.inf)
     full.accept(3, 0, 1)
     full.accept(4, 3, 2)
     _, m, S = moment_match(w, mu, cov)
+    before = log_mixture(X, w, mu, cholesky(cov + H)) + np.log(0.5)
+    after = log_mixture(X, np.ones(1), m[None], cholesky((S + H)[None])) + np.log(0.5)
+    pa, pb = np.exp(before - np.logaddexp(before, log_neg)), np.exp(after - np.logaddexp(after, log_neg))
+    fresh = pw.ravel() @ (0.5 * ((np.sqrt(pa) - np.sqrt(pb)) ** 2 + (np.sqrt(1 - pa) - np.sqrt(1 - pb)) ** 2))
+    assert full.cost == pytest.approx(fresh, rel=1e-12)
+    tight = ClassifierDistance(*args, 1e-6)  # a rejected merge leaves the state as it was
+    assert tight.accept(3, 0, 1)
+    kept = tight.log_current.copy()
+    assert not tight.accept(4, 3, 2)
+    np.testing.assert_array_equal(tight.log_current, kept)
+    assert 4 not in tight.log_terms and tight.cost < 1e-12
+    # against Monte Carlo under p0
     n = 200_000
     comp = rng.choice(4, size=n, p=np.concatenate([0.5 * w, [0.5]]))
     means = np.concatenate([mu, neg[1]])
@@ -293,6 +306,25 @@ def test_odkde_compresses_far_apart_classes_to_the_minimum():
     ok = OKDEClassifier(standardize=False).fit(X, y)
     np.testing.assert_array_equal(od.n_components_, [2, 2])
     assert (ok.n_components_ > 2).all()
+
+
+def test_local_cost_region_follows_a_merge_into_a_gap():
+    """A merge can put mass where class 0 had none (between its blobs, where class 1 lives): the local region
+    must grow to those points. Class 0 at x = -10, 10 and 40, class 1 at x = 0; local and global agree."""
+    rng = np.random.default_rng(20)
+    X0 = np.concatenate([rng.normal((c, 0), 0.5, size=(8, 2)) for c in (-10, 10, 40)])
+    X1 = rng.normal((0, 0), 0.5, size=(24, 2))
+    X, y = np.concatenate([X0, X1]), np.repeat([0, 1], 24)
+    models = {}
+    for region in ("local", "global"):
+        m = ODKDEClassifier(cost_region=region, bandwidth=0.5, standardize=False, n_init=24).fit(X, y)
+        m.models_[0].n_thr = 0
+        m._maybe_compress(0)
+        models[region] = m
+    np.testing.assert_array_equal(models["local"].n_components_, models["global"].n_components_)
+    assert models["global"].n_components_[0] > 2  # merging the three blobs would cost class 1's points
+    Z = np.concatenate([X1, rng.normal((0, 0), 0.5, size=(200, 2))])
+    np.testing.assert_array_equal(models["local"].predict(Z), models["global"].predict(Z))
 
 
 def test_local_cost_region_gives_the_global_model():
@@ -338,7 +370,6 @@ def test_revitalisation_splits_a_component_whose_detailed_model_is_bimodal_only(
     model = OKDEClassifier(standardize=False)
     model.classes_ = np.array([0])
     model._start(np.zeros((1, d)))
-    model.threshold_ = 0.02
     state = model.models_[0]
     state.add(np.array([[-3.0, 0.0], [3.0, 0.0], [0.0, 5.0], [0.1, 5.0]]), 1.0)
     state.set_kernel(0.1 * np.eye(d))

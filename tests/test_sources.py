@@ -39,10 +39,28 @@ def test_incremental_sources_cover_what_an_incremental_job_imports():
     from hlm.methods import INCREMENTAL_MODULES, INCREMENTAL_NOT_RUN, incremental_sources
 
     loaded = _runtime_modules(*INCREMENTAL_MODULES, "hlm.stages.incremental")
-    declared = set(incremental_sources())
+    declared = set(incremental_sources("scheme_ii"))
     assert loaded - declared <= set(INCREMENTAL_NOT_RUN), loaded - declared
     assert {"incremental/scheme_ii.py", "clustering/vsh.py", "gamma.py"} <= declared
     assert not {"clustering/ward.py", "models/kernel_hlm.py", "reporting/figures.py"} & declared
+    assert not any(f.startswith("models/okde") for f in declared)  # the online KDE learner is imported by name
+    # the online KDE schemes load their learner by name at run time: declared for them
+    loaded = _runtime_modules(*INCREMENTAL_MODULES, "hlm.stages.incremental", "hlm.incremental.online_kde")
+    declared = set(incremental_sources("odkde"))
+    assert loaded - declared <= set(INCREMENTAL_NOT_RUN), loaded - declared
+    assert {"incremental/online_kde.py", "models/okde/compression.py"} <= declared
+
+
+def test_online_kde_sources_cover_the_protocol_but_not_its_report():
+    """The protocol's jobs depend on what they run; editing a report table does not rerun them."""
+    from hlm.methods import online_kde_sources
+
+    loaded = _runtime_modules("hlm.jobs", "hlm.provenance", "hlm.stages.online_kde", "hlm.evaluation.online_kde",
+                              "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity",
+                              "hlm.data.prepare", "hlm.data.registry")
+    declared = set(online_kde_sources())
+    assert loaded <= declared, loaded - declared
+    assert not {"reporting/tables.py", "reporting/paper.py"} & declared
 
 
 def test_imports_inside_functions_and_packages_count():

@@ -69,6 +69,11 @@ if _NOT_VECTORS:
 
     _fail(ConfigError(f"config: field 'online_kde.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
                       "the online KDE protocol needs feature vectors"))
+_NO_VECTORS = sorted({s for s in INCREMENTAL_SCHEMES for d in INCREMENTAL_DATASETS
+                      if not scheme_applies(s, REGISTRY[d].kind)})
+if _NO_VECTORS:
+    print("hlm: skipping incremental scheme(s) " + ", ".join(_NO_VECTORS) + " on the data sets not of kind "
+          "vectors: they need feature vectors", file=sys.stderr)
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
 MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
 EXPERIMENT = config["mlflow"]["experiment"]

@@ -27,7 +27,7 @@ rule online_kde:
 rule online_kde_report:
     input:
         runs=expand("results/online_kde/{dataset}.parquet", dataset=ONLINE_KDE_DATASETS),
-        code=src("stages/online_kde.py", "reporting/tables.py", "reporting/paper.py"),
+        code=src("stages/online_kde.py", "evaluation/online_kde.py", "reporting/tables.py", "reporting/paper.py"),
     output:
         csv="results/tables/online_kde.csv",
         md="results/tables/online_kde.md",

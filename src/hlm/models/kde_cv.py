@@ -9,7 +9,7 @@ the bandwidth h_c that maximises the 5-fold held-out log-likelihood over
 from __future__ import annotations
 
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
@@ -42,7 +42,7 @@ class KDEClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstima
 
     _parameter_constraints = {
         "bandwidth": [StrOptions({"cv"}), Interval(Real, 0, None, closed="neither")],
-        "cv_folds": [Interval(Real, 2, None, closed="left")],
+        "cv_folds": [Interval(Integral, 2, None, closed="left")],
         "standardize": ["boolean"],
     }
 

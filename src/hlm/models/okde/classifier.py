@@ -82,7 +82,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y):
         """Initialise each class with its first ``n_init`` rows, then add the others one at a time in order."""
-        self._check_params()
+        self._validate_params()
         X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self._fixed_classes = True
@@ -101,21 +101,23 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         one at a time, in order; a label not seen before starts a new class (unless ``classes``, given at
         the first call, fixed the label set: then it is an error)."""
         X = as_vectors(X, "partial_fit: X")
+        labels, _ = fit_classes(y, X.shape[0], "rows of X", min_classes=1)  # 1-D, no missing label
         y = np.asarray(y)
-        if X.shape[0] != y.shape[0]:
-            raise DataError(f"partial_fit: y has {y.shape[0]} labels for {X.shape[0]} rows of X")
         first = not hasattr(self, "models_")
         if first:
-            self._check_params()
-            self.classes_ = np.unique(classes if classes is not None else y)
-            self._fixed_classes = classes is not None
+            self._validate_params()
+            known = np.unique(classes) if classes is not None else labels
+            if not np.isin(labels, known).all():
+                raise DataError(f"partial_fit: label {str(np.setdiff1d(labels, known)[0])!r} is not among classes")
+            self.classes_, self._fixed_classes = known, classes is not None
             self._start(X)
         else:
             self._check_features(X, "partial_fit")
-        new = np.setdiff1d(np.unique(y), self.classes_)
+        new = np.setdiff1d(labels, self.classes_)
         if new.size:
             if self._fixed_classes:
-                raise DataError(f"partial_fit: label {new[0]!r} is not among the classes given at the first call")
+                raise DataError(f"partial_fit: label {str(new[0])!r} is not among the classes given at the first "
+                                "call")
             self._add_classes(new)
         y_idx = np.searchsorted(self.classes_, y)
         if first:
@@ -131,9 +133,9 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         models = [*self.models_, *(ClassKDE.empty(self.n_features_in_) for _ in labels)]
         self.classes_, self.models_ = classes[order], [models[i] for i in order]
 
-    def _check_params(self) -> None:
-        self._validate_params()
-        self.threshold_ = self._default_threshold if self.threshold is None else float(self.threshold)
+    def _threshold(self) -> float:
+        """The compression threshold: ``threshold``, or the method's default (read at every compression)."""
+        return self._default_threshold if self.threshold is None else float(self.threshold)
 
     def _start(self, X: np.ndarray) -> None:
         self.n_features_in_ = X.shape[1]
@@ -186,11 +188,12 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         elif m <= 0.5 * model.n_thr:
             model.n_thr *= 0.6
 
-    def _merge(self, c: int, accept) -> None:
+    def _merge(self, c: int, criterion) -> None:
+        """Compress class c along its merge tree; ``criterion(tree)`` gives the bottom-up search's accept."""
         model = self.models_[c]
         n = model.n_components
         tree = merge_tree(model.mu)
-        nodes = bottom_up(n, tree, accept, self.min_components)
+        nodes = bottom_up(n, tree, criterion(tree), self.min_components)
         clusters = [members(node, n, tree) for node in nodes]
         halves = [None if node < n else tuple(members(k, n, tree) for k in tree[node - n]) for node in nodes]
         model.merge(clusters, halves)
@@ -260,7 +263,7 @@ class OKDEClassifier(_OnlineKDE):
 
     def _compress(self, c: int) -> None:
         model = self.models_[c]
-        H, th = model.H, self.threshold_
+        H, th = model.H, self._threshold()
         two = np.flatnonzero(model.det_w[:, 1] > 0)
         split = np.zeros(model.n_components, dtype=bool)
         for j in two:
@@ -268,11 +271,11 @@ class OKDEClassifier(_OnlineKDE):
             split[j] = hellinger((w, mu, cov + H), (np.ones(1), model.mu[j][None], (model.cov[j] + H)[None])) > th
         if split.any():
             model.revitalise(split)
-        self._merge(c, local_hellinger(model.w, model.mu, model.cov, H, th, merge_tree(model.mu)))
+        self._merge(c, lambda tree: local_hellinger(model.w, model.mu, model.cov, H, th, tree))
 
 
 #: cost_region "local": sigma points beyond sqrt(d + kappa) + this many sd (Mahalanobis) of every kernel of the
-#: class being compressed are left out of the cost (spec 5)
+#: class being compressed, and of every merged component tried, are left out of the cost (spec 5)
 LOCAL_MARGIN = 4.0
 
 
@@ -306,16 +309,17 @@ class ODKDEClassifier(_OnlineKDE):
                 pts.append(P)
                 pw.append((np.exp(priors[k]) * m.w[:, None] * W[None, :]).ravel())
         X, weights = np.concatenate(pts), np.concatenate(pw)
-        log_terms = log_gaussians_from(X, model.factors)
-        if self.cost_region == "local":  # the points within Mahalanobis radius r of one of class c's kernels
-            d = self.n_features_in_
-            r2 = (np.sqrt(d + max(0.0, 3.0 - d)) + LOCAL_MARGIN) ** 2
-            maha2 = 2.0 * (log_peaks(model.chol)[None, :] - log_terms)
-            near = maha2.min(axis=1) <= r2
-            X, weights, log_terms = X[near], weights[near], log_terms[near]
+        log_terms = log_gaussians_from(X, model.factors) + np.log(model.w)
         others = [k for k, m in enumerate(self.models_) if m.n_components and k != c]
-        log_neg = (logsumexp(log_gaussians_from(X, self._stacked_factors(others)), axis=1) if others
-                   else np.full(len(X), -np.inf))
-        cost = ClassifierDistance(X, weights, log_neg, log_terms + np.log(model.w), priors[c], model.w, model.mu,
-                                  model.cov, model.H, self.threshold_)
-        self._merge(c, cost.accept)
+        stacked = self._stacked_factors(others) if others else None
+
+        def log_neg_at(idx: np.ndarray) -> np.ndarray:
+            if stacked is None:
+                return np.full(len(idx), -np.inf)
+            return logsumexp(log_gaussians_from(X[idx], stacked), axis=1)
+
+        d = self.n_features_in_
+        radius2 = (np.sqrt(d + max(0.0, 3.0 - d)) + LOCAL_MARGIN) ** 2 if self.cost_region == "local" else None
+        cost = ClassifierDistance(X, weights, log_terms, priors[c], log_neg_at, model.w, model.mu, model.cov,
+                                  model.H, self._threshold(), radius2=radius2, log_peaks_i=log_peaks(model.chol))
+        self._merge(c, lambda tree: cost.accept)

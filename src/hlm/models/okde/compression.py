@@ -16,7 +16,7 @@ import numpy as np
 from scipy.cluster.hierarchy import linkage
 from scipy.special import log_expit
 
-from hlm.models.okde.gaussians import cholesky, log_gaussians, logsumexp, moment_match
+from hlm.models.okde.gaussians import cholesky, log_gaussians, log_peaks, logsumexp, moment_match
 from hlm.models.okde.hellinger import hellinger
 
 
@@ -79,35 +79,63 @@ class ClassifierDistance:
     two-class posteriors p(C+ | x) of class i against the rest, before and after compression.
 
     ``points``/``point_weights`` are the sigma points of p0 = sum_c pi_c p_KDE(x | c) and their weights
-    omega_i W_j; ``log_neg`` is log sum_{c != i} pi_c p_KDE(x | c) there; ``log_terms`` (P, M) the
-    log w_j N(x; mu_j, Sigma_j + H) of class i's components, ``log_prior`` log pi_i.
+    omega_i W_j; ``log_terms`` (P, M) the log w_j N(x; mu_j, Sigma_j + H) of class i's components there,
+    ``log_prior`` log pi_i, and ``log_neg_at(index)`` log sum_{c != i} pi_c p_KDE(x | c) at those points.
+
+    ``radius2`` None: the cost sums over every point (cost_region global). Else it sums over the region
+    where class i's density can move: the points within squared Mahalanobis distance ``radius2`` of one of
+    its kernels or of a merged component tried so far (the region grows as merges are tried; elsewhere
+    both the old and the new density are negligible). ``log_neg_at`` is called only for the region.
     """
 
-    def __init__(self, points, point_weights, log_neg, log_terms, log_prior, w, mu, cov, H, threshold):
+    def __init__(self, points, point_weights, log_terms, log_prior, log_neg_at, w, mu, cov, H, threshold,
+                 radius2: float | None = None, log_peaks_i: np.ndarray | None = None):
         self.X, self.pw, self.H = points, point_weights, H
         self.w, self.mu, self.cov = w, mu, cov
-        self.n = mu.shape[0]
-        self.log_terms = {j: log_terms[:, j] for j in range(self.n)}
-        self.log_current = logsumexp(log_terms, axis=1)
-        self.offset = log_prior - log_neg  # log-odds of C+ = offset + log p_i(x)
-        self.log_post = log_expit(self.offset + self.log_current)
-        self.log_post_neg = log_expit(-(self.offset + self.log_current))
-        self.members: dict[int, list[int]] = {j: [j] for j in range(self.n)}
+        n = mu.shape[0]
+        self.log_terms = {j: log_terms[:, j] for j in range(n)}
+        self.log_current = logsumexp(log_terms, axis=1)  # log p_i at every point, kept for all of them
+        self.log_prior, self._log_neg_at, self.radius2 = log_prior, log_neg_at, radius2
+        P = len(points)
+        self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), on the region
+        self.log_post, self.log_post_neg = np.full(P, np.nan), np.full(P, np.nan)
+        self.inside = np.zeros(P, dtype=bool)
+        self.members: dict[int, list[int]] = {j: [j] for j in range(n)}
         self.threshold2 = threshold**2
         self.cost = 0.0
+        if radius2 is None:
+            self._include(np.arange(P))
+        else:
+            maha2 = 2.0 * (log_peaks_i[None, :] + np.log(w)[None, :] - log_terms)
+            self._include(np.flatnonzero(maha2.min(axis=1) <= radius2))
+
+    def _include(self, idx: np.ndarray) -> None:
+        """Add points to the region: their negatives and the posterior before compression."""
+        if idx.size == 0:
+            return
+        self.offset[idx] = self.log_prior - self._log_neg_at(idx)
+        z = self.offset[idx] + logsumexp(np.column_stack([self.log_terms[j][idx] for j in range(len(self.w))]),
+                                         axis=1)
+        self.log_post[idx], self.log_post_neg[idx] = log_expit(z), log_expit(-z)
+        self.inside[idx] = True
 
     def accept(self, node: int, a: int, b: int) -> bool:
         idx = self.members[a] + self.members[b]
         W, m, S = moment_match(self.w[idx], self.mu[idx], self.cov[idx])
-        log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
-        s = np.where(np.isfinite(self.log_current), self.log_current, 0.0)  # the others' terms are <= it
+        chol = cholesky((S + self.H)[None])
+        log_new = log_gaussians(self.X, m[None], chol)[:, 0]
+        if self.radius2 is not None:  # grow the region to where the merged component has mass
+            self._include(np.flatnonzero(~self.inside & (2.0 * (log_peaks(chol)[0] - log_new) <= self.radius2)))
+        log_new += np.log(W)
+        s = self.log_current  # every active term is <= it
         rest = 1.0 - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s)
         with np.errstate(divide="ignore"):  # rest = 0: the point's density was all a's and b's
             candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
-        z = self.offset + candidate
-        d2 = 0.5 * ((np.exp(0.5 * self.log_post) - np.exp(0.5 * log_expit(z))) ** 2
-                    + (np.exp(0.5 * self.log_post_neg) - np.exp(0.5 * log_expit(-z))) ** 2)
-        cost = float(self.pw @ d2)
+        r = self.inside
+        z = self.offset[r] + candidate[r]
+        d2 = 0.5 * ((np.exp(0.5 * self.log_post[r]) - np.exp(0.5 * log_expit(z))) ** 2
+                    + (np.exp(0.5 * self.log_post_neg[r]) - np.exp(0.5 * log_expit(-z))) ** 2)
+        cost = float(self.pw[r] @ d2)
         if cost > self.threshold2:
             return False
         self.cost, self.log_current = cost, candidate
