@@ -195,6 +195,46 @@ def test_curvature_of_one_gaussian_and_silverman_limit(d):
     assert amise_scale(r1, d, n, "maggot") == pytest.approx(silverman * d ** (-2 / (d + 4)), rel=1e-12)
 
 
+@pytest.mark.parametrize("pilot", ["maggot", "silverman"])
+@pytest.mark.parametrize("curvature", ["diag", "full"])
+def test_kernel_is_affine_equivariant(pilot, curvature):
+    """The plug-in works in the whitened span of the sample model, so H(A x + b) = A H(x) A^T. (curvature
+    diag approximates the whitened covariances by their diagonals, which depend on the basis: exact, and
+    so equivariant, for Diracs; the test's components are Diracs for diag, full Gaussians for full.)"""
+    from hlm.models.okde.bandwidth import kernel_covariance
+
+    rng = np.random.default_rng(21)
+    w, mu, cov = _random_mixture(rng, 30, 3)
+    if curvature == "diag":
+        cov = np.zeros_like(cov)
+    A, b = rng.normal(size=(3, 3)), rng.normal(size=3)
+    h_pool = 0.1 * np.eye(3)
+    H = kernel_covariance(w, mu, cov, 30.0, h_pool, pilot_kind=pilot, curvature=curvature)
+    H2 = kernel_covariance(w, mu @ A.T + b, A @ cov @ A.T, 30.0, A @ h_pool @ A.T, pilot_kind=pilot,
+                           curvature=curvature)
+    np.testing.assert_allclose(H2, A @ H @ A.T, rtol=1e-9, atol=1e-12)
+
+
+def test_kernel_outside_the_span_of_a_few_points_is_the_pooled_diagonal():
+    """Three Diracs in 4-D span 2 directions: there H = h^2 F; in the other two, the pooled kernel's diagonal
+    in F's eigenbasis (spec 3)."""
+    from hlm.models.okde.bandwidth import kernel_covariance
+
+    rng = np.random.default_rng(22)
+    mu = rng.normal(size=(3, 4))
+    w, cov = np.full(3, 1 / 3), np.zeros((3, 4, 4))
+    h_pool = np.diag([0.1, 0.2, 0.3, 0.4]) + 0.01
+    H = kernel_covariance(w, mu, cov, 3.0, h_pool)
+    _, _, F = moment_match(w, mu, cov)
+    lam, U = np.linalg.eigh(F)
+    span, perp = U[:, lam > 1e-7 * lam[-1]], U[:, lam <= 1e-7 * lam[-1]]
+    assert span.shape[1] == 2
+    h2 = (span.T @ H @ span) @ np.linalg.inv(span.T @ F @ span)  # h^2 I on the span
+    np.testing.assert_allclose(h2, h2[0, 0] * np.eye(2), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(perp.T @ H @ perp, np.diag(np.diagonal(perp.T @ h_pool @ perp)), atol=1e-12)
+    np.testing.assert_allclose(span.T @ H @ perp, 0.0, atol=1e-12)
+
+
 # ------------------------------------------------------------ 6: the Hellinger distance by the unscented transform
 def _hellinger_closed(m1, S1, m2, S2):
     S = (S1 + S2) / 2

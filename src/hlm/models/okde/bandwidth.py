@@ -17,8 +17,11 @@ SUBSPACE_EPS = 1e-7
 POOLED_FACTOR = 0.2
 
 
-def pilot(d: int, n: float, kind: str = "silverman") -> float:
-    """The pilot bandwidth g (G = g I in the whitened space): Silverman's normal rule, or Maggot's default."""
+def pilot(d: int, n: float, kind: str = "maggot") -> float:
+    """The pilot bandwidth g (G = g I in the whitened space): Maggot's default (``scale_factor_bw_global = 3``),
+    4 (2 / (d + 2))^(2 / (d + 4)) N^(-2 / (d + 4)), or Silverman's normal rule (the toolbox's commented
+    alternative). With Silverman's g, each point's pair with itself dominates R (25x the true R of Gaussian
+    data at d = 4, at any N), so h comes out too small (docs/online-kde-spec.md section 3)."""
     if kind == "silverman":
         return (4.0 / ((d + 2.0) * n)) ** (2.0 / (d + 4.0))
     return 4.0 * (2.0 / (d + 2.0)) ** (2.0 / (d + 4.0)) * n ** (-2.0 / (d + 4.0))
@@ -73,7 +76,7 @@ def pooled_kernel(cov_pool: np.ndarray, n_all: float) -> np.ndarray:
 
 def kernel_covariance(
     w: np.ndarray, mu: np.ndarray, cov: np.ndarray, n: float, h_pool: np.ndarray, *,
-    pilot_kind: str = "silverman", curvature: str = "diag", form: str = "maggot",
+    pilot_kind: str = "maggot", curvature: str = "diag", form: str = "maggot",
 ) -> np.ndarray:
     """The class's kernel covariance H (spec 3): the plug-in h^2 F in the span of the sample model,
     the diagonal (in that basis) of ``h_pool`` outside it, eigenvalues floored at 1e-7 of the largest."""

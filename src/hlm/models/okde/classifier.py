@@ -43,7 +43,8 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
     compress : bool
         False keeps every observation (a plain KDE with the plug-in bandwidth).
     pilot, curvature, amise_form
-        The bandwidth rule's options (spec 3): "silverman" | "maggot"; "diag" | "full"; "maggot" | "wand_jones".
+        The bandwidth rule's options (spec 3): "maggot" (the toolbox's default) | "silverman"; "diag" | "full";
+        "maggot" | "wand_jones".
     bandwidth : None or float
         A fixed H = bandwidth^2 I for every class instead of the plug-in (tests, ablations).
     standardize : bool
@@ -65,7 +66,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
     _default_threshold = 0.02
 
     def __init__(self, threshold: float | None = None, n_init: int = 10, forgetting: float = 1.0,
-                 min_components: int = 2, compress: bool = True, pilot: str = "silverman",
+                 min_components: int = 2, compress: bool = True, pilot: str = "maggot",
                  curvature: str = "diag", amise_form: str = "maggot", bandwidth: float | None = None,
                  standardize: bool = True):
         self.threshold = threshold
@@ -291,7 +292,7 @@ class ODKDEClassifier(_OnlineKDE):
     _parameter_constraints = {**_OnlineKDE._parameter_constraints, "cost_region": [StrOptions({"local", "global"})]}
 
     def __init__(self, threshold: float | None = None, n_init: int = 10, forgetting: float = 1.0,
-                 min_components: int = 2, compress: bool = True, pilot: str = "silverman",
+                 min_components: int = 2, compress: bool = True, pilot: str = "maggot",
                  curvature: str = "diag", amise_form: str = "maggot", bandwidth: float | None = None,
                  standardize: bool = True, cost_region: str = "local"):
         super().__init__(threshold=threshold, n_init=n_init, forgetting=forgetting, min_components=min_components,
