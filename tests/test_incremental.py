@@ -1,5 +1,7 @@
 """Incremental HLM (paper section 4, protocol 5.5): Scheme I, Scheme II, Retrain."""
 
+import weakref
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -65,8 +67,8 @@ def test_scheme_i_geometric_mean_update_equals_batch_value():
 
 def _used_log_u(learner, batch_ids, batch_y, dist):
     """log u of the batch's used clusters, recomputed from the batch and the components just added."""
-    n_new = sum(1 for _ in learner.prototype_ids_) - _used_log_u.previous.get(id(learner), 0)
-    _used_log_u.previous[id(learner)] = len(learner.prototype_ids_)
+    n_new = sum(1 for _ in learner.prototype_ids_) - _used_log_u.previous.get(learner, 0)
+    _used_log_u.previous[learner] = len(learner.prototype_ids_)
     protos = learner.prototype_ids_[-n_new:]
     classes = learner.component_class_[-n_new:]
     y_idx = np.array([learner.classes_.index(c) for c in batch_y])
@@ -84,7 +86,9 @@ def _used_log_u(learner, batch_ids, batch_y, dist):
     return np.concatenate(out) if out else np.empty(0)
 
 
-_used_log_u.previous = {}
+# prototypes each learner had at the previous call; weak keys, as an id() could be reused by a later
+# test's learner once this one is collected (which made the count stale and the test flaky)
+_used_log_u.previous = weakref.WeakKeyDictionary()
 
 
 def test_scheme_i_keeps_only_sufficient_statistics():
