@@ -339,6 +339,24 @@ def test_classifier_distance_is_zero_for_an_unchanged_model_and_matches_monte_ca
     assert full.cost == pytest.approx(mc, rel=0.2)
 
 
+def test_classifier_distance_keeps_the_exact_density_where_a_merge_cancels():
+    """Where two merged components made nearly all of a point's density (in the tails of a wide component,
+    which the lighter-tailed moment match does not reach), subtracting them loses the digits of the rest;
+    log p_i must still be the log-sum of the active terms at every point."""
+    H = 0.01 * np.eye(2)
+    mu = np.array([[0.0, 0.0], [0.0, 0.1], [0.0, 33.0]])  # a wide along y, b narrow, c far up the y axis
+    cov = np.array([np.diag([0.01, 4.0]), np.diag([0.01, 0.01]), np.diag([0.01, 1.0])])
+    w = np.array([0.45, 0.45, 0.1])
+    X = np.column_stack([np.zeros(5), [0.0, 5.0, 19.0, 19.5, 20.0]])  # around y = 19.5 a's tail >> c >> the merge
+    log_terms = log_gaussians(X, mu, cholesky(cov + H)) + np.log(w)
+    cost = ClassifierDistance(X, np.full(5, 0.2), log_terms, np.log(0.5), lambda idx: np.full(len(idx), -5.0),
+                              w, mu, cov, H, np.inf)
+    assert cost.accept(3, 0, 1)
+    W, m, S = moment_match(w[:2], mu[:2], cov[:2])
+    exact = np.logaddexp(log_gaussians(X, m[None], cholesky((S + H)[None]))[:, 0] + np.log(W), log_terms[:, 2])
+    np.testing.assert_allclose(cost.log_current, exact, rtol=1e-12)
+
+
 def test_odkde_compresses_far_apart_classes_to_the_minimum():
     rng = np.random.default_rng(11)
     X, y = _blobs(rng, [(0, 0), (20, 0)], 60)

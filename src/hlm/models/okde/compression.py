@@ -101,6 +101,7 @@ class ClassifierDistance:
         self.log_post, self.log_post_neg = np.full(P, np.nan), np.full(P, np.nan)
         self.inside = np.zeros(P, dtype=bool)
         self.members: dict[int, list[int]] = {j: [j] for j in range(n)}
+        self.active = set(range(n))  # the nodes whose terms make up log_current
         self.threshold2 = threshold**2
         self.cost = 0.0
         if radius2 is None:
@@ -129,8 +130,12 @@ class ClassifierDistance:
         log_new += np.log(W)
         s = self.log_current  # every active term is <= it
         rest = 1.0 - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s)
-        with np.errstate(divide="ignore"):  # rest = 0: the point's density was all a's and b's
+        with np.errstate(divide="ignore"):
             candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
+        lost = rest < _CANCELLATION  # a's and b's terms were nearly all of it: the difference lost digits
+        if lost.any():  # there, sum the other active terms and the new one afresh
+            terms = [self.log_terms[j][lost] for j in self.active if j not in (a, b)]
+            candidate[lost] = logsumexp(np.column_stack([*terms, log_new[lost]]), axis=1)
         r = self.inside
         z = self.offset[r] + candidate[r]
         d2 = 0.5 * ((np.exp(0.5 * self.log_post[r]) - np.exp(0.5 * log_expit(z))) ** 2
@@ -140,4 +145,10 @@ class ClassifierDistance:
             return False
         self.cost, self.log_current = cost, candidate
         self.log_terms[node], self.members[node] = log_new, idx
+        self.active -= {a, b}
+        self.active.add(node)
         return True
+
+
+#: below this share of a point's density left after removing two merged components, the rest is summed afresh
+_CANCELLATION = 1e-6
