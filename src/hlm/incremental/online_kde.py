@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from hlm.errors import DataError
+from hlm.models._base import standard_scale
 from hlm.models.okde import ODKDEClassifier, OKDEClassifier
 
 
@@ -24,9 +25,7 @@ class VectorRows:
     def __init__(self, X, ids: Sequence, fit_ids: Sequence):
         self._X = np.asarray(X, dtype=np.float64)
         self._pos = {i: k for k, i in enumerate(np.asarray(ids).astype(str))}
-        fit = self._X[self._positions(fit_ids)]
-        sd = fit.std(axis=0)
-        self.mean_, self.scale_ = fit.mean(axis=0), np.where(sd > 0, sd, 1.0)
+        self.mean_, self.scale_ = standard_scale(self._X[self._positions(fit_ids)])
 
     def __call__(self, ids) -> np.ndarray:
         return (self._X[self._positions(ids)] - self.mean_) / self.scale_

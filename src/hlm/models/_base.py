@@ -338,16 +338,16 @@ _INF_BITS = np.uint64(0x7FF0000000000000)
 
 
 def as_vectors(X, what: str) -> np.ndarray:
-    """Feature vectors X as a finite float64 2-D array, else a one-line DataError."""
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{what}: not a numeric matrix ({exc})") from None
-    if X.ndim != 2:
-        raise DataError(f"{what}: expected a 2-D matrix (rows = objects), got {X.ndim}-D")
+    """Feature vectors X as a finite, non-empty float64 2-D array, else a one-line DataError."""
+    X = _as_matrix(X, what, kind="vectors")  # any finite value (the similarity rule)
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise DataError(f"{what}: empty matrix {X.shape[0]} x {X.shape[1]}")
-    bad = nonfinite(X)
-    if bad:
-        raise DataError(f"{what}: {bad[0]} NaN/inf entries, first at [{bad[1]}, {bad[2]}]")
     return X
+
+
+def standard_scale(X: np.ndarray, standardize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, sd) of each feature of X, a constant feature keeping sd 1; (0, 1) without ``standardize``."""
+    if not standardize:
+        return np.zeros(X.shape[1]), np.ones(X.shape[1])
+    sd = X.std(axis=0)
+    return X.mean(axis=0), np.where(sd > 0, sd, 1.0)

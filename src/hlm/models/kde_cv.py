@@ -20,7 +20,7 @@ from sklearn.neighbors import KernelDensity
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, standard_scale
 
 #: the CV grid of h (standardised features), spec 8
 BANDWIDTHS = np.geomspace(0.02, 3.0, 26)
@@ -56,9 +56,7 @@ class KDEClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstima
         X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = X.shape[1]
-        sd = X.std(axis=0)
-        self.mean_ = X.mean(axis=0) if self.standardize else np.zeros(X.shape[1])
-        self.scale_ = np.where(sd > 0, sd, 1.0) if self.standardize else np.ones(X.shape[1])
+        self.mean_, self.scale_ = standard_scale(X, self.standardize)
         Xs = (X - self.mean_) / self.scale_
         counts = np.bincount(y_idx, minlength=len(self.classes_))
         self.class_log_prior_ = np.log(counts / counts.sum())

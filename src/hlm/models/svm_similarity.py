@@ -32,7 +32,14 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, FastPathMixin, SimilarityClassifier, as_vectors, fit_classes
+from hlm.models._base import (
+    CachedParamNames,
+    FastPathMixin,
+    SimilarityClassifier,
+    as_vectors,
+    fit_classes,
+    standard_scale,
+)
 from hlm.models._grid import group_grid
 from hlm.models._libsvm import PrecomputedSVC
 from hlm.models.spectrum import fit_spectrum
@@ -346,9 +353,7 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = X.shape[1]
-        self.mean_ = X.mean(axis=0)
-        sd = X.std(axis=0)
-        self.scale_ = np.where(sd > 0, sd, 1.0)
+        self.mean_, self.scale_ = standard_scale(X)
         self.svc_, hit = fit_svc(
             (X - self.mean_) / self.scale_, y_idx, C=self.C, max_iter=self.max_iter,
             cache_size=self.cache_size, kernel=self.kernel, gamma=float(self.gamma),

@@ -19,7 +19,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, standard_scale
 from hlm.models.okde.bandwidth import kernel_covariance, pooled_kernel
 from hlm.models.okde.compression import ClassifierDistance, bottom_up, local_hellinger, members, merge_tree
 from hlm.models.okde.gaussians import log_gaussians_from, log_peaks, logsumexp, moment_match
@@ -140,11 +140,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
 
     def _start(self, X: np.ndarray) -> None:
         self.n_features_in_ = X.shape[1]
-        if self.standardize:
-            sd = X.std(axis=0)
-            self.mean_, self.scale_ = X.mean(axis=0), np.where(sd > 0, sd, 1.0)
-        else:
-            self.mean_, self.scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        self.mean_, self.scale_ = standard_scale(X, self.standardize)
         self.models_ = [ClassKDE.empty(X.shape[1]) for _ in self.classes_]
 
     def _scaled(self, X: np.ndarray) -> np.ndarray:
