@@ -17,7 +17,16 @@ from hlm.models.kde_cv import BANDWIDTHS, KDEClassifier
 from hlm.models.okde import ODKDEClassifier, OKDEClassifier
 from hlm.models.okde.bandwidth import amise_scale, curvature_diag, curvature_full
 from hlm.models.okde.compression import ClassifierDistance, bottom_up, merge_tree
-from hlm.models.okde.gaussians import cholesky, log_gaussians, log_mixture, moment_match, sigma_points, split_principal
+from hlm.models.okde.gaussians import (
+    cholesky,
+    log_gaussians,
+    log_gaussians_from,
+    log_mixture,
+    moment_match,
+    precision_factors,
+    sigma_points,
+    split_principal,
+)
 from hlm.models.okde.hellinger import hellinger
 from hlm.models.okde.state import ClassKDE
 
@@ -50,6 +59,40 @@ def test_uncompressed_model_is_the_batch_kde():
     for c in (0, 1):
         ref = KernelDensity(bandwidth=h).fit(X[y == c]).score_samples(Z) + np.log(np.mean(y == c))
         np.testing.assert_allclose(scores[:, c], ref, rtol=0, atol=1e-10)
+
+
+def test_expanded_mahalanobis_matches_whitening_to_its_error_bound():
+    """log_gaussians_from expands (x - mu)^T Lambda (x - mu); its error is about 1e-16 (x^T Lambda x +
+    mu^T Lambda mu) (gaussians.py). Against the whitening reference in d = 16, at near and far points,
+    with a narrow component (eigenvalues down to 1e-4) among the others."""
+    rng = np.random.default_rng(30)
+    d = 16
+    w, mu, cov = _random_mixture(rng, 12, d)
+    cov[0] = np.diag(np.geomspace(1e-4, 1.0, d))
+    X = np.concatenate([rng.normal(size=(200, d)), mu + 1e-3 * rng.normal(size=mu.shape), 8 * rng.normal(size=(20, d))])
+    chol = cholesky(cov)
+    fast, ref = log_gaussians_from(X, precision_factors(mu, chol)), log_gaussians(X, mu, chol)
+    lam = np.linalg.inv(cov)
+    scale = np.einsum("pi,mij,pj->pm", X, lam, X) + np.einsum("mi,mij,mj->m", mu, lam, mu)[None, :]
+    assert (np.abs(fast - ref) <= 1e-14 * (1.0 + scale)).all()
+    assert np.abs(fast - ref).max() > 0  # two code paths, not one
+
+
+def test_quadrature_floor_is_each_points_own_term():
+    """ClassKDE.quadrature(...).log_own: log w_j N(x; mu_j, cov_j + H) at component j's own sigma points (d >= 3: no
+    centre point; d < 3: the centre has weight kappa / (d + kappa))."""
+    rng = np.random.default_rng(31)
+    for d in (2, 5):
+        m = ClassKDE.empty(d)
+        m.add(rng.normal(size=(7, d)), 1.0)
+        m.set_kernel(0.3 * np.eye(d))
+        for kind in ("sigma", "means"):
+            q = m.quadrature(kind)
+            k = q.points.shape[0] // m.n_components
+            owner = np.repeat(np.arange(m.n_components), k)
+            own = log_gaussians(q.points, m.mu, m.chol)[np.arange(len(q.points)), owner]
+            np.testing.assert_allclose(q.log_own, own + np.repeat(np.log(m.w), k), rtol=0, atol=1e-12)
+            assert k == (1 if kind == "means" else 2 * d + (d < 3))
 
 
 def test_log_mixture_with_full_covariances_is_the_gaussian_sum():
@@ -385,6 +428,43 @@ def test_local_cost_region_follows_a_merge_into_a_gap():
     np.testing.assert_array_equal(models["local"].predict(Z), models["global"].predict(Z))
 
 
+def test_local_cost_differs_from_the_global_by_at_most_its_bound():
+    """cost_region local leaves out the points where a merge moves class i's density by at most NEGLIGIBLE of
+    p0: per accepted merge at most 3 NEGLIGIBLE of cost. Class i of 8 components in d = 6 against 3 others;
+    the same merges through both costs (threshold inf), the costs compared after each."""
+    rng = np.random.default_rng(32)
+    d, K = 6, 4
+    models = []
+    for k in range(K):
+        m = ClassKDE.empty(d)
+        m.add(rng.normal(1.5 * k, 1.0, size=(8, d)), 1.0)
+        m.set_kernel(0.2 * np.eye(d))
+        models.append(m)
+    prior = np.full(K, 1 / K)
+    X = np.concatenate([m.quadrature().points for m in models])
+    pw = np.concatenate([(prior[k] * m.w[:, None] * m.quadrature().weights[None, :]).ravel()
+                         for k, m in enumerate(models)])
+    floor = np.concatenate([np.log(prior[k]) + m.quadrature().log_own for k, m in enumerate(models)])
+    i = models[0]
+    log_terms = log_gaussians(X, i.mu, i.chol) + np.log(i.w)
+    neg = logsumexp(np.column_stack([log_mixture(X, m.w, m.mu, m.chol) for m in models[1:]]), axis=1) + np.log(prior[1])
+    asked = []
+
+    def log_neg_at(idx):
+        asked.append(len(idx))
+        return neg[idx]
+
+    args = (X, pw, log_terms, np.log(prior[0]), log_neg_at, i.w, i.mu, i.cov, i.H, np.inf)
+    local = ClassifierDistance(*args, log_floor=floor)
+    full = ClassifierDistance(*args[:4], lambda idx: neg[idx], *args[5:])
+    tree = merge_tree(i.mu)
+    for t, (a, b) in enumerate(tree):
+        assert local.accept(8 + t, a, b) and full.accept(8 + t, a, b)
+        assert abs(local.cost - full.cost) <= 3e-12 * (t + 1)
+    assert full.cost > 1e-4  # merging everything costs far more than the bound
+    assert 0 < sum(asked) < len(X)  # the local region left points out
+
+
 def test_local_cost_region_gives_the_global_model():
     """Leaving out the sigma points far from the class being compressed (cost_region local) changes the cost
     by far less than the threshold: the same merges, the same model, on 2-D toy streams."""
@@ -401,9 +481,9 @@ class _Audited(ODKDEClassifier):
     """odKDE that records, at every compression, the share of ``grid`` whose decision it changed."""
 
     def _compress(self, c):
-        before = np.argmax(self._log_joint(self.grid), axis=1)
+        before = np.argmax(self._log_joint(self._scaled(self.grid)), axis=1)
         super()._compress(c)
-        self.changed_.append(float(np.mean(before != np.argmax(self._log_joint(self.grid), axis=1))))
+        self.changed_.append(float(np.mean(before != np.argmax(self._log_joint(self._scaled(self.grid)), axis=1))))
 
 
 def test_odkde_compressions_keep_the_decisions():
@@ -547,8 +627,10 @@ def test_paper_protocol_rows_and_orderings():
 
     art = _vector_artifact(np.random.default_rng(17), n_per=30)
     X, y = art.vectors, art.labels
-    frame = run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3, folds=[2], methods=("odkde", "kde_cv"))
-    assert list(frame.method) == ["odkde"] * 3 + ["kde_cv"] and list(frame.ordering) == [0, 1, 2, -1]
+    frame = run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3, folds=[2],
+                           methods=("odkde", "kde_cv", "odkde_means"))
+    assert list(frame.method) == ["odkde"] * 3 + ["kde_cv"] + ["odkde_means"] * 3
+    assert list(frame.ordering) == [0, 1, 2, -1, 0, 1, 2]
     train, test = list(StratifiedKFold(4, shuffle=True, random_state=derive_seed(3, "toy", "okde-cv") % 2**31)
                        .split(X, y))[2]
     order = np.random.default_rng(derive_seed(3, "toy", 2, 1, "okde-order")).permutation(train)
@@ -557,6 +639,9 @@ def test_paper_protocol_rows_and_orderings():
     assert row.accuracy == 100 * np.mean(direct.predict(X[test]) == y[test])
     assert row.components_per_class == direct.n_components_.mean()
     assert frame.iloc[3].components_per_class == len(train) / 2
+    means = ODKDEClassifier(n_init=10, cost_points="means").fit(X[order], y[order])
+    assert frame.iloc[5].accuracy == 100 * np.mean(means.predict(X[test]) == y[test])
+    assert frame.iloc[5].components_per_class == means.n_components_.mean()
     with pytest.raises(DataError, match="fewer than the 4 folds"):
         run_online_kde(X[:43], np.r_[y[:40], ["c"] * 3], dataset="toy", seed=3, cv_folds=3)  # class c: 3
 

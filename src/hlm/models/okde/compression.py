@@ -16,7 +16,7 @@ import numpy as np
 from scipy.cluster.hierarchy import linkage
 from scipy.special import log_expit
 
-from hlm.models.okde.gaussians import cholesky, log_gaussians, log_peaks, logsumexp, moment_match
+from hlm.models.okde.gaussians import cholesky, log_gaussians, logsumexp, moment_match
 from hlm.models.okde.hellinger import hellinger
 
 
@@ -82,20 +82,24 @@ class ClassifierDistance:
     omega_i W_j; ``log_terms`` (P, M) the log w_j N(x; mu_j, Sigma_j + H) of class i's components there,
     ``log_prior`` log pi_i, and ``log_neg_at(index)`` log sum_{c != i} pi_c p_KDE(x | c) at those points.
 
-    ``radius2`` None: the cost sums over every point (cost_region global). Else it sums over the region
-    where class i's density can move: the points within squared Mahalanobis distance ``radius2`` of one of
-    its kernels or of a merged component tried so far (the region grows as merges are tried; elsewhere
-    both the old and the new density are negligible). ``log_neg_at`` is called only for the region.
+    ``log_floor`` None: the cost sums over every point (cost_region global). Else (P,) a lower bound of
+    log p0 at each point (the term of the component the point is a sigma point of), and the cost sums over
+    the region where a merge tried so far moves class i's density by more than ``NEGLIGIBLE`` of p0: the
+    points where pi_i times a merged member's or the merged component's term exceeds ``NEGLIGIBLE`` times
+    the floor (or times pi_i p_i, also a lower bound of p0). Elsewhere a merge moves p(C+ | x) by at most
+    3 ``NEGLIGIBLE``, so the points left out add at most 3 ``NEGLIGIBLE`` per accepted merge to the cost.
+    ``log_neg_at`` is called only for the region, as it grows.
     """
 
     def __init__(self, points, point_weights, log_terms, log_prior, log_neg_at, w, mu, cov, H, threshold,
-                 radius2: float | None = None, log_peaks_i: np.ndarray | None = None):
+                 log_floor: np.ndarray | None = None):
         self.X, self.pw, self.H = points, point_weights, H
         self.w, self.mu, self.cov = w, mu, cov
         n = mu.shape[0]
         self.log_terms = {j: log_terms[:, j] for j in range(n)}
         self.log_current = logsumexp(log_terms, axis=1)  # log p_i at every point, kept for all of them
-        self.log_prior, self._log_neg_at, self.radius2 = log_prior, log_neg_at, radius2
+        self.log_before = self.log_current
+        self.log_prior, self._log_neg_at = log_prior, log_neg_at
         P = len(points)
         self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), on the region
         self.log_post, self.log_post_neg = np.full(P, np.nan), np.full(P, np.nan)
@@ -104,30 +108,28 @@ class ClassifierDistance:
         self.active = set(range(n))  # the nodes whose terms make up log_current
         self.threshold2 = threshold**2
         self.cost = 0.0
-        if radius2 is None:
+        if log_floor is None:
+            self.log_floor = None
             self._include(np.arange(P))
-        else:
-            maha2 = 2.0 * (log_peaks_i[None, :] + np.log(w)[None, :] - log_terms)
-            self._include(np.flatnonzero(maha2.min(axis=1) <= radius2))
+        else:  # a term of class i (times pi_i) below this is negligible against p0
+            self.log_floor = np.maximum(log_floor, log_prior + self.log_before) + np.log(NEGLIGIBLE) - log_prior
 
     def _include(self, idx: np.ndarray) -> None:
         """Add points to the region: their negatives and the posterior before compression."""
         if idx.size == 0:
             return
         self.offset[idx] = self.log_prior - self._log_neg_at(idx)
-        z = self.offset[idx] + logsumexp(np.column_stack([self.log_terms[j][idx] for j in range(len(self.w))]),
-                                         axis=1)
+        z = self.offset[idx] + self.log_before[idx]
         self.log_post[idx], self.log_post_neg[idx] = log_expit(z), log_expit(-z)
         self.inside[idx] = True
 
     def accept(self, node: int, a: int, b: int) -> bool:
         idx = self.members[a] + self.members[b]
         W, m, S = moment_match(self.w[idx], self.mu[idx], self.cov[idx])
-        chol = cholesky((S + self.H)[None])
-        log_new = log_gaussians(self.X, m[None], chol)[:, 0]
-        if self.radius2 is not None:  # grow the region to where the merged component has mass
-            self._include(np.flatnonzero(~self.inside & (2.0 * (log_peaks(chol)[0] - log_new) <= self.radius2)))
-        log_new += np.log(W)
+        log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
+        if self.log_floor is not None:  # grow the region to where the merge moves p_i
+            top = np.maximum(np.maximum(self.log_terms[a], self.log_terms[b]), log_new)
+            self._include(np.flatnonzero(~self.inside & (top >= self.log_floor)))
         s = self.log_current  # every active term is <= it
         rest = 1.0 - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s)
         with np.errstate(divide="ignore"):
@@ -149,6 +151,9 @@ class ClassifierDistance:
         self.active.add(node)
         return True
 
+
+#: cost_region "local": a change of class i's density below this share of p0 at a point is left out of the cost
+NEGLIGIBLE = 1e-12
 
 #: below this share of a point's density left after removing two merged components, the rest is summed afresh
 _CANCELLATION = 1e-6

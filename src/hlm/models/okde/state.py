@@ -9,10 +9,30 @@ sample model convolved with N(0, H): covariances cov_j + H.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from hlm.models.okde.gaussians import cholesky, moment_match, precision_factors, sigma_points, split_principal
+from hlm.models.okde.gaussians import (
+    cholesky,
+    log_peaks,
+    moment_match,
+    precision_factors,
+    quadratic_features,
+    sigma_mahalanobis2,
+    sigma_points,
+    split_principal,
+)
+
+
+class Quadrature(NamedTuple):
+    """Points of a class's KDE components for odKDE's cost: rows (M * n, d), their weights within a component
+    (n,), their ``gaussians.quadratic_features`` and log w_j N(x; mu_j, cov_j + H) at each point x of component j."""
+
+    points: np.ndarray
+    weights: np.ndarray
+    features: np.ndarray
+    log_own: np.ndarray
 
 
 @dataclass
@@ -28,7 +48,7 @@ class ClassKDE:
     H: np.ndarray = field(default=None)  # (d, d) kernel covariance
     _chol: np.ndarray | None = None
     _factors: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    _sigma: tuple[np.ndarray, np.ndarray] | None = None
+    _quadrature: dict[str, Quadrature] = field(default_factory=dict)
     _moments: tuple[float, np.ndarray, np.ndarray] | None = None
 
     @classmethod
@@ -57,10 +77,11 @@ class ClassKDE:
     def _set(self, w, mu, cov, det_w, det_mu, det_cov) -> None:
         self.w, self.mu, self.cov = w, mu, cov
         self.det_w, self.det_mu, self.det_cov = det_w, det_mu, det_cov
-        self._chol = self._factors = self._sigma = self._moments = None
+        self._chol = self._factors = self._moments = None
+        self._quadrature = {}
 
     def set_kernel(self, H: np.ndarray) -> None:
-        self.H, self._chol, self._factors, self._sigma = H, None, None, None
+        self.H, self._chol, self._factors, self._quadrature = H, None, None, {}
 
     @property
     def chol(self) -> np.ndarray:
@@ -83,15 +104,21 @@ class ClassKDE:
             self._moments = moment_match(self.w, self.mu, self.cov)
         return self._moments
 
-    @property
-    def sigma_points(self) -> tuple[np.ndarray, np.ndarray]:
-        """The KDE components' sigma points with non-zero weight, as rows (M * n_points, d), and their
-        weights (n_points,); cached until the model or H changes."""
-        if self._sigma is None:
-            P, W = sigma_points(self.mu, self.cov + self.H)
-            keep = W > 0
-            self._sigma = P[:, keep].reshape(-1, self.mu.shape[1]), W[keep]
-        return self._sigma
+    def quadrature(self, kind: str = "sigma") -> Quadrature:
+        """The points at which odKDE's cost integrates over the KDE components (spec 5), cached until the model
+        or H changes. "sigma": the unscented transform's points with non-zero weight; "means": each
+        component's mean, weight 1 (Maggot's ``cost_points: means``)."""
+        if kind not in self._quadrature:
+            d = self.mu.shape[1]
+            if kind == "sigma":
+                P, W = sigma_points(self.mu, self.cov + self.H)
+                keep = W > 0
+                P, W, maha2 = P[:, keep].reshape(-1, d), W[keep], sigma_mahalanobis2(d)[keep]
+            else:
+                P, W, maha2 = self.mu, np.ones(1), np.zeros(1)
+            own = (np.log(self.w) + log_peaks(self.chol))[:, None] - 0.5 * maha2[None, :]
+            self._quadrature[kind] = Quadrature(P, W, quadratic_features(P), own.ravel())
+        return self._quadrature[kind]
 
     def revitalise(self, split: np.ndarray) -> None:
         """Replace each component j with split[j] by its two detailed components, each of which gets the
