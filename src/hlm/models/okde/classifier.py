@@ -50,7 +50,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
     standardize : bool
         Standardise features with the mean and sd of ``fit``'s X (or the first ``partial_fit`` batch). False
         only centres them (a translation, which changes no density; it keeps the expanded Mahalanobis
-        distances of ``gaussians.log_gaussians_from`` accurate).
+        distances of ``gaussians.log_gaussians_from`` accurate): the models' means are in centred coordinates.
     """
 
     _parameter_constraints = {
@@ -142,8 +142,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
 
     def _start(self, X: np.ndarray) -> None:
         self.n_features_in_ = X.shape[1]
-        self.mean_, self.scale_ = standard_scale(X, self.standardize)
-        self.mean_ = X.mean(axis=0)  # centred in any case (see ``standardize``)
+        self.mean_, self.scale_ = X.mean(axis=0), standard_scale(X, self.standardize)[1]  # centred in any case
         self.models_ = [ClassKDE.empty(X.shape[1]) for _ in self.classes_]
 
     def _scaled(self, X: np.ndarray) -> np.ndarray:
@@ -293,7 +292,7 @@ class ODKDEClassifier(_OnlineKDE):
     def __init__(self, threshold: float | None = None, n_init: int = 10, forgetting: float = 1.0,
                  min_components: int = 2, compress: bool = True, pilot: str = "maggot",
                  curvature: str = "diag", amise_form: str = "maggot", bandwidth: float | None = None,
-                 standardize: bool = True, cost_points: str = "sigma", cost_region: str = "local"):
+                 standardize: bool = True, cost_region: str = "local", cost_points: str = "sigma"):
         super().__init__(threshold=threshold, n_init=n_init, forgetting=forgetting, min_components=min_components,
                          compress=compress, pilot=pilot, curvature=curvature, amise_form=amise_form,
                          bandwidth=bandwidth, standardize=standardize)

@@ -78,12 +78,13 @@ class ClassifierDistance:
     """odKDE's compression cost (the paper's eqs. 4-7): the expected Hellinger-type distance between the
     two-class posteriors p(C+ | x) of class i against the rest, before and after compression.
 
-    ``points``/``point_weights`` are the sigma points of p0 = sum_c pi_c p_KDE(x | c) and their weights
-    omega_i W_j; ``log_terms`` (P, M) the log w_j N(x; mu_j, Sigma_j + H) of class i's components there,
+    ``points``/``point_weights`` are the quadrature points of p0 = sum_c pi_c p_KDE(x | c) (sigma points or
+    component means) and their weights omega_i W_j;
+    ``log_terms`` (P, M) the log w_j N(x; mu_j, Sigma_j + H) of class i's components there,
     ``log_prior`` log pi_i, and ``log_neg_at(index)`` log sum_{c != i} pi_c p_KDE(x | c) at those points.
 
     ``log_floor`` None: the cost sums over every point (cost_region global). Else (P,) a lower bound of
-    log p0 at each point (the term of the component the point is a sigma point of), and the cost sums over
+    log p0 at each point (the term of the component the point belongs to), and the cost sums over
     the region where a merge tried so far moves class i's density by more than ``NEGLIGIBLE`` of p0: the
     points where pi_i times a merged member's or the merged component's term exceeds ``NEGLIGIBLE`` times
     the floor (or times pi_i p_i, also a lower bound of p0). Elsewhere a merge moves p(C+ | x) by at most
@@ -102,7 +103,7 @@ class ClassifierDistance:
         self.log_prior, self._log_neg_at = log_prior, log_neg_at
         P = len(points)
         self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), on the region
-        self.log_post, self.log_post_neg = np.full(P, np.nan), np.full(P, np.nan)
+        self.root_post, self.root_post_neg = np.full(P, np.nan), np.full(P, np.nan)  # sqrt p(C+|x), p(C-|x) before
         self.inside = np.zeros(P, dtype=bool)
         self.members: dict[int, list[int]] = {j: [j] for j in range(n)}
         self.active = set(range(n))  # the nodes whose terms make up log_current
@@ -120,7 +121,7 @@ class ClassifierDistance:
             return
         self.offset[idx] = self.log_prior - self._log_neg_at(idx)
         z = self.offset[idx] + self.log_before[idx]
-        self.log_post[idx], self.log_post_neg[idx] = log_expit(z), log_expit(-z)
+        self.root_post[idx], self.root_post_neg[idx] = np.exp(0.5 * log_expit(z)), np.exp(0.5 * log_expit(-z))
         self.inside[idx] = True
 
     def accept(self, node: int, a: int, b: int) -> bool:
@@ -140,8 +141,8 @@ class ClassifierDistance:
             candidate[lost] = logsumexp(np.column_stack([*terms, log_new[lost]]), axis=1)
         r = self.inside
         z = self.offset[r] + candidate[r]
-        d2 = 0.5 * ((np.exp(0.5 * self.log_post[r]) - np.exp(0.5 * log_expit(z))) ** 2
-                    + (np.exp(0.5 * self.log_post_neg[r]) - np.exp(0.5 * log_expit(-z))) ** 2)
+        d2 = 0.5 * ((self.root_post[r] - np.exp(0.5 * log_expit(z))) ** 2
+                    + (self.root_post_neg[r] - np.exp(0.5 * log_expit(-z))) ** 2)
         cost = float(self.pw[r] @ d2)
         if cost > self.threshold2:
             return False

@@ -108,6 +108,8 @@ class ClassKDE:
         """The points at which odKDE's cost integrates over the KDE components (spec 5), cached until the model
         or H changes. "sigma": the unscented transform's points with non-zero weight; "means": each
         component's mean, weight 1 (Maggot's ``cost_points: means``)."""
+        if kind not in ("sigma", "means"):
+            raise ValueError(f"quadrature: kind must be 'sigma' or 'means', not {kind!r}")
         if kind not in self._quadrature:
             d = self.mu.shape[1]
             if kind == "sigma":
