@@ -136,6 +136,54 @@ def test_streaming_gives_the_batch_sample_model_and_forgetting_weights():
     assert fading.n == pytest.approx(ref.sum())
 
 
+def test_forgetting_through_fit_weights_each_class_by_its_own_updates():
+    """Through the classifier (compression off, fixed kernel): class c's kernels weigh f^(n_c - s) over its own
+    s-th object (s = 1..n_c; its first n_init arrive together), the priors follow the effective counts
+    sum f^k, and the density is that weighted KDE."""
+    rng = np.random.default_rng(33)
+    X, y = _blobs(rng, [(0, 0), (4, 0)], 15)
+    f, h = 0.8, 0.6
+    m = OKDEClassifier(forgetting=f, compress=False, bandwidth=h, standardize=False, n_init=3).fit(X, y)
+    for c in (0, 1):
+        n_c = int(np.sum(y == c))
+        ages = np.r_[np.full(3, n_c - 3), np.arange(n_c - 4, -1, -1)]  # the first 3 came as one batch
+        ref = f ** ages.astype(float)
+        np.testing.assert_allclose(m.models_[c].w, ref / ref.sum(), rtol=1e-12)
+        assert m.models_[c].n == pytest.approx(ref.sum())
+    Z = rng.normal(size=(10, 2)) * 2
+    for c in (0, 1):
+        Xc, n = X[y == c], [mm.n for mm in m.models_]
+        ages = np.r_[np.full(3, len(Xc) - 3), np.arange(len(Xc) - 4, -1, -1)]
+        kde = KernelDensity(bandwidth=h).fit(Xc, sample_weight=f ** ages.astype(float))
+        np.testing.assert_allclose(m.decision_function(Z)[:, c], kde.score_samples(Z) + np.log(n[c] / sum(n)),
+                                   rtol=0, atol=1e-10)
+
+
+class _Counting(OKDEClassifier):
+    def _compress(self, c):
+        super()._compress(c)
+        self.after_.append((c, self.models_[c].n_components))
+
+
+def test_compression_hysteresis():
+    """Spec 4.1 (Maggot): compress when M > N_thr, N_thr = min(15, (d^2 + 3d)/2 + 1) = 6 at d = 2; after a
+    compression to M': N_thr x1.5 if M' > N_thr, x0.6 if M' <= N_thr / 2. Threshold 0 merges nothing (attempts
+    at M = 7, 10, 14, 21, 31); threshold inf merges to min_components = 2 (at M = 7, then at every M = 4)."""
+    rng = np.random.default_rng(34)
+    X, y = _blobs(rng, [(0, 0), (50, 0)], 32)
+    none = _Counting(threshold=0.0, bandwidth=0.5, standardize=False, n_init=1)
+    none.after_ = []
+    none.fit(X, y)
+    assert [M for c, M in none.after_ if c == 0] == [7, 10, 14, 21, 31]
+    assert none.models_[0].n_thr == pytest.approx(6 * 1.5**5)
+    full = _Counting(threshold=np.inf, bandwidth=0.5, standardize=False, n_init=1)
+    full.after_ = []
+    full.fit(X, y)
+    assert all(M == 2 for _, M in full.after_)
+    assert full.models_[0].n_thr == pytest.approx(6 * 0.6)
+    assert sum(c == 0 for c, _ in full.after_) == 1 + (32 - 7) // 2  # M: 7 -> 2, then 3, 4 -> 2, ...
+
+
 def test_fit_is_initial_batches_then_one_partial_fit_per_row():
     rng = np.random.default_rng(3)
     X, y = _blobs(rng, [(0, 0), (2.5, 1)], 30)
