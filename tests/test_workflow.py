@@ -266,6 +266,16 @@ def test_unknown_dataset_is_one_line_error(project):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_online_kde_on_distances_is_one_line_error(project):
+    """The odKDE paper's protocol needs feature vectors: a distance data set in online_kde.datasets fails
+    before any job, naming it."""
+    proc = snakemake(project, "--dry-run", "--config", "online_kde={datasets: [voting]}", check=False)
+    assert proc.returncode == 2
+    assert ("hlm: error: config: field 'online_kde.datasets': voting not of kind vectors; the online KDE "
+            "protocol needs feature vectors") in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_bad_matrix_is_one_line_error(project):
     np.save(project / "data/bad.npy", np.ones((3, 4)))
     np.save(project / "data/bad_labels.npy", np.array([0, 1, 1]))
