@@ -77,11 +77,13 @@ def pooled_kernel(cov_pool: np.ndarray, n_all: float) -> np.ndarray:
 def kernel_covariance(
     w: np.ndarray, mu: np.ndarray, cov: np.ndarray, n: float, h_pool: np.ndarray, *,
     pilot_kind: str = "maggot", curvature: str = "diag", form: str = "maggot",
+    moments: tuple[float, np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The class's kernel covariance H (spec 3): the plug-in h^2 F in the span of the sample model,
-    the diagonal (in that basis) of ``h_pool`` outside it, eigenvalues floored at 1e-7 of the largest."""
+    the diagonal (in that basis) of ``h_pool`` outside it, eigenvalues floored at 1e-7 of the largest.
+    ``moments``: the sample model's ``moment_match``, if the caller has it."""
     d = mu.shape[1]
-    _, mbar, F = moment_match(w, mu, cov)
+    _, mbar, F = moment_match(w, mu, cov) if moments is None else moments
     lam, U = np.linalg.eigh(F)
     keep = lam > SUBSPACE_EPS * lam[-1] if lam[-1] > 0 else np.zeros(d, dtype=bool)
     values = np.zeros(d)  # H = U diag(values) U^T: F's eigenvectors are H's
@@ -89,12 +91,11 @@ def kernel_covariance(
     if k:
         T = U[:, keep].T / np.sqrt(lam[keep])[:, None]  # whitening, (k, d)
         mu_t = (mu - mbar) @ T.T
-        cov_t = T @ cov @ T.T
         g = pilot(k, n, pilot_kind)
-        if curvature == "diag":
-            r = curvature_diag(w, mu_t, np.diagonal(cov_t, axis1=-2, axis2=-1), g)
+        if curvature == "diag":  # the whitened covariances' diagonals, t_a^T cov_j t_a
+            r = curvature_diag(w, mu_t, ((T @ cov) * T).sum(-1), g)
         else:
-            r = curvature_full(w, mu_t, cov_t, g)
+            r = curvature_full(w, mu_t, T @ cov @ T.T, g)
         h = amise_scale(r, k, n, form)
         values[keep] = h * h * lam[keep]
     if k < d:

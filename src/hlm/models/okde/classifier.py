@@ -174,7 +174,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         _, _, cov_pool = moment_match(n / n.sum(), np.array([p[1] for p in parts]), np.array([p[2] for p in parts]))
         h_pool = pooled_kernel(cov_pool, float(n.sum()))
         model.set_kernel(kernel_covariance(model.w, model.mu, model.cov, model.n, h_pool, pilot_kind=self.pilot,
-                                           curvature=self.curvature, form=self.amise_form))
+                                           curvature=self.curvature, form=self.amise_form, moments=model.moments))
 
     def _maybe_compress(self, c: int) -> None:
         model = self.models_[c]

@@ -106,6 +106,7 @@ class ClassifierDistance:
         self.root_post, self.root_post_neg = np.full(P, np.nan), np.full(P, np.nan)  # sqrt p(C+|x), p(C-|x) before
         self.inside = np.zeros(P, dtype=bool)
         self.members: dict[int, list[int]] = {j: [j] for j in range(n)}
+        self.moments = {j: (w[j], mu[j], cov[j]) for j in range(n)}  # each node's moment match
         self.active = set(range(n))  # the nodes whose terms make up log_current
         self.threshold2 = threshold**2
         self.cost = 0.0
@@ -125,8 +126,8 @@ class ClassifierDistance:
         self.inside[idx] = True
 
     def accept(self, node: int, a: int, b: int) -> bool:
-        idx = self.members[a] + self.members[b]
-        W, m, S = moment_match(self.w[idx], self.mu[idx], self.cov[idx])
+        (Wa, ma, Sa), (Wb, mb, Sb) = self.moments[a], self.moments[b]
+        W, m, S = moment_match(np.array([Wa, Wb]), np.stack([ma, mb]), np.stack([Sa, Sb]))  # associative
         log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
         if self.log_floor is not None:  # grow the region to where the merge moves p_i
             top = np.maximum(np.maximum(self.log_terms[a], self.log_terms[b]), log_new)
@@ -147,7 +148,8 @@ class ClassifierDistance:
         if cost > self.threshold2:
             return False
         self.cost, self.log_current = cost, candidate
-        self.log_terms[node], self.members[node] = log_new, idx
+        self.log_terms[node], self.members[node] = log_new, self.members[a] + self.members[b]
+        self.moments[node] = W, m, S
         self.active -= {a, b}
         self.active.add(node)
         return True
