@@ -142,6 +142,9 @@ def test_forgetting_through_fit_weights_each_class_by_its_own_updates():
     sum f^k, and the density is that weighted KDE."""
     rng = np.random.default_rng(33)
     X, y = _blobs(rng, [(0, 0), (4, 0)], 15)
+    keep = np.ones(len(y), dtype=bool)
+    keep[np.flatnonzero(y == 1)[:6]] = False  # 15 and 9 objects: the effective counts differ from the raw ones
+    X, y = X[keep], y[keep]
     f, h = 0.8, 0.6
     m = OKDEClassifier(forgetting=f, compress=False, bandwidth=h, standardize=False, n_init=3).fit(X, y)
     for c in (0, 1):
@@ -157,6 +160,9 @@ def test_forgetting_through_fit_weights_each_class_by_its_own_updates():
         kde = KernelDensity(bandwidth=h).fit(Xc, sample_weight=f ** ages.astype(float))
         np.testing.assert_allclose(m.decision_function(Z)[:, c], kde.score_samples(Z) + np.log(n[c] / sum(n)),
                                    rtol=0, atol=1e-10)
+    n = np.array([np.sum(f ** np.r_[np.full(3, k - 3), np.arange(k - 4, -1, -1)]) for k in (15, 9)])  # sum f^age
+    np.testing.assert_allclose(np.exp(m._log_priors()), n / n.sum(), rtol=1e-12)
+    assert abs(n[0] / n.sum() - 15 / 24) > 0.05  # not the raw counts' priors
 
 
 class _Counting(OKDEClassifier):

@@ -105,7 +105,6 @@ class ClassifierDistance:
         self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), on the region
         self.root_post, self.root_post_neg = np.full(P, np.nan), np.full(P, np.nan)  # sqrt p(C+|x), p(C-|x) before
         self.inside = np.zeros(P, dtype=bool)
-        self.members: dict[int, list[int]] = {j: [j] for j in range(n)}
         self.moments = {j: (w[j], mu[j], cov[j]) for j in range(n)}  # each node's moment match
         self.active = set(range(n))  # the nodes whose terms make up log_current
         self.threshold2 = threshold**2
@@ -148,8 +147,7 @@ class ClassifierDistance:
         if cost > self.threshold2:
             return False
         self.cost, self.log_current = cost, candidate
-        self.log_terms[node], self.members[node] = log_new, self.members[a] + self.members[b]
-        self.moments[node] = W, m, S
+        self.log_terms[node], self.moments[node] = log_new, (W, m, S)
         self.active -= {a, b}
         self.active.add(node)
         return True
