@@ -155,8 +155,9 @@ def test_end_to_end_outputs(tiny_run):
     # the odKDE paper's protocol on Iris, from its vectors (no distance matrix), next to that paper's Table 1
     assert not (project / "results/distances/iris.parquet").exists()
     online = pd.read_parquet(project / "results/online_kde/iris.parquet")
-    assert len(online) == 4 * (3 * 2 + 2) and online.accuracy.between(80, 100).all()
+    assert len(online) == 4 * (3 * 3 + 2) and online.accuracy.between(80, 100).all()  # odKDE, its means variant, oKDE
     assert "| odKDE | " in (md := (project / "results/tables/online_kde.md").read_text()) and "paper 97 [6.5]" in md
+    assert "| odKDE (cost at the means) | " in md
 
 
 def test_jobs_run_the_checkouts_own_code(tiny_run):
