@@ -422,7 +422,7 @@ VECTORS_ENTRY = "vec:\n  path: v.csv\n  format: csv\n  kind: vectors\n  label_co
     ("x,kind,label\n1,red,a\n3,blue,a\n5,red,b\n7,red,b\n", "",
      ["dataset 'vec' (v.csv): kind vectors needs numbers; column 'kind' is not numeric (value 'red' at row 1)"]),
     ("x,y,label\n1,2,a\n3,4,a\n5,6,b\n7,8,b\n", "  missing: em\n",
-     ["entry 'vec': field 'missing' must be one of drop (got 'em')"]),
+     ["entry 'vec': field 'missing' must be one of drop, keep (got 'em')"]),
 ])
 def test_vector_records_errors_are_one_line(tmp_path, capsys, csv, extra, needles):
     write(tmp_path, {"v.csv": csv})

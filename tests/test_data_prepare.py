@@ -488,6 +488,10 @@ VECTOR_SETS = {
     "letter": (20000, 16, dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", [
         789, 766, 736, 805, 768, 775, 773, 734, 755, 747, 739, 761, 792,
         783, 753, 803, 783, 758, 748, 796, 813, 764, 752, 787, 786, 734])), None),
+    "digits": (1797, 64, dict(zip("0123456789", [178, 182, 177, 183, 181, 182, 181, 179, 174, 180])),
+               r"3 constant feature column\(s\): 'pixel_0_0' \(value 0\), 'pixel_4_0' \(value 0\), "
+               r"'pixel_4_7' \(value 0\); kept"),
+    "dna_indicators": (3186, 180, {"ei": 767, "ie": 765, "n": 1654}, None),
 }
 READ_ONLY = {"satellite", "letter"}  # a 6,435^2 / 20,000^2 distance matrix is too big for a test
 STANDARDIZED = {"wine", "pima", "glass", "vehicle"}
@@ -535,12 +539,32 @@ def test_breast_cancer_and_ionosphere_conversions():
     assert (io.features[:, 1] == 0).all()
 
 
-def test_iris_and_wine_are_the_scikit_learn_copies():
-    from sklearn.datasets import load_iris, load_wine
+def test_iris_wine_and_digits_are_the_scikit_learn_copies():
+    from sklearn.datasets import load_digits, load_iris, load_wine
 
-    for name, loader in (("iris", load_iris), ("wine", load_wine)):
+    for name, loader in (("iris", load_iris), ("wine", load_wine), ("digits", load_digits)):
         bunch = loader()
-        rec = load_vectors(REGISTRY[name], ROOT)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)  # digits' three constant pixels
+            rec = load_vectors(REGISTRY[name], ROOT)
         np.testing.assert_array_equal(rec.features, bunch.data)
         assert rec.columns == list(bunch.feature_names)
-        assert rec.labels.tolist() == bunch.target_names[bunch.target].tolist()
+        assert rec.labels.tolist() == [str(y) for y in bunch.target_names[bunch.target]]  # digits: 0..9
+
+
+def test_dna_indicators_are_the_statlog_indicators_of_dna():
+    """The 180 factor columns become their 0/1 levels; decoded three at a time they give `dna`'s sequences."""
+    from hlm.objects.load import load_objects
+
+    rec = load_vectors(REGISTRY["dna_indicators"], ROOT)
+    raw = pyreadr.read_r(ROOT / REGISTRY["dna_indicators"].path)["DNA"]
+    assert rec.columns == [f"V{j}" for j in range(1, 181)] and rec.info["factor_columns"] == rec.columns
+    np.testing.assert_array_equal(rec.features, raw.drop(columns="Class").astype(str).astype(float))
+    assert set(np.unique(rec.features)) == {0.0, 1.0}
+    triples = rec.features.reshape(len(rec.ids), 60, 3)
+    assert (triples.sum(axis=2) <= 1).all()  # at most one indicator per nucleotide (T = 000)
+    ids, seqs, labels, _ = load_objects(REGISTRY["dna"], ROOT)
+    code = {(1, 0, 0): "A", (0, 1, 0): "C", (0, 0, 1): "G", (0, 0, 0): "T"}
+    for i in (0, 1, 1000, 3185):
+        assert "".join(code[tuple(t)] for t in triples[i].astype(int)) == str(seqs[i])
+    assert list(ids) == rec.ids.tolist() and list(labels) == rec.labels.tolist()

@@ -36,7 +36,7 @@ def test_project_registry_has_every_data_set():
     reg = load_registry(ROOT / "config" / "datasets.yaml")
     assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna",
                          "iris", "wine", "pima", "glass", "ionosphere", "breast_cancer", "vehicle", "satellite",
-                         "letter"]
+                         "letter", "digits", "dna_indicators", "sonar_mcar5", "ringnorm", "ringnorm_mlbench"]
     assert (reg["gunpoint"].kind, reg["gunpoint"].distance, reg["gunpoint"].source) == ("series", "dtw", "GunPoint")
     assert (reg["dna"].kind, reg["dna"].encoding, reg["dna"].distance) == ("sequences", "statlog_indicators",
                                                                           "alignment")
@@ -48,6 +48,13 @@ def test_project_registry_has_every_data_set():
     bc = reg["breast_cancer"]
     assert (bc.drop_columns, bc.factors, bc.missing, bc.standardize) == (("Id",), "numbers", "drop", None)
     assert reg["pima"].standardize is True and reg["sonar"].standardize is None
+    rn = reg["ringnorm"]
+    assert (rn.format, rn.generator, rn.n_objects, rn.n_features, rn.kind, rn.path) == (
+        "generated", "ringnorm_delve", 7400, 20, "vectors", None)
+    mcar = reg["sonar_mcar5"]
+    assert (mcar.missing, mcar.remove_at_random.fraction, mcar.remove_at_random.seed) == ("keep", 0.05, 1)
+    assert mcar.path == reg["sonar"].path and mcar.sha256 == reg["sonar"].sha256
+    assert reg["dna_indicators"].path == reg["dna"].path and reg["dna_indicators"].factors == "numbers"
 
 
 VECTORS = {"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": "Class", "distance": "euclidean"}
@@ -61,7 +68,7 @@ VECTORS = {"path": "x.rda", "format": "rda", "kind": "vectors", "label_column": 
         ({"drop_columns": ["Id", "Id"]}, "field 'drop_columns' names a column twice"),
         ({"drop_columns": [3]}, "field 'drop_columns' must be a string (got 3)"),
         ({"factors": "codes"}, "field 'factors' must be one of numbers (got 'codes')"),
-        ({"missing": "mean"}, "field 'missing' must be one of drop (got 'mean')"),
+        ({"missing": "mean"}, "field 'missing' must be one of drop, keep (got 'mean')"),
         ({"standardize": "yes please"}, "field 'standardize' must be true or false (got 'yes please')"),
         ({"kind": "categorical", "distance": "vdm", "missing": "drop"},
          "field 'missing' is only allowed with kind vectors"),
@@ -92,9 +99,11 @@ def test_spec_round_trips_through_asdict():
 
     from hlm.data.registry import validate_entry
 
-    spec = load_registry(ROOT / "config" / "datasets.yaml", names=["breast_cancer"])["breast_cancer"]
-    entry = {k: v for k, v in asdict(spec).items() if v not in (None, "") and k != "name"}
-    assert validate_entry("breast_cancer", entry) == spec
+    names = ["breast_cancer", "sonar_mcar5", "ringnorm"]
+    for name, spec in load_registry(ROOT / "config" / "datasets.yaml", names=names).items():
+        entry = {k: v for k, v in asdict(spec).items() if v not in (None, "") and k != "name"}
+        assert validate_entry(name, entry) == spec
+        hash(spec)  # frozen all the way down (remove_at_random too)
 
 
 def test_valid_entry_becomes_frozen_spec(tmp_path):
@@ -116,7 +125,7 @@ def test_user_example_registry_in_fixtures():
     [
         (
             {"format": "xls"},
-            ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder (got 'xls')"],
+            ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder, generated (got 'xls')"],
         ),
         ({"kind": "kernel"}, ["field 'kind' must be one of"]),
         ({"matrx_key": "A"}, ["unknown field 'matrx_key'", "matrix_key"]),
@@ -135,7 +144,7 @@ def test_user_example_registry_in_fixtures():
         ),
         ({"label_column": "Class"}, ["field 'label_column' is not allowed with kind similarity/distance"]),
         ({"labels_path": "y.csv"}, ["field 'labels_path' is not allowed with format mat"]),
-        ({"na_value": "x"}, ["field 'na_value' is only allowed with kind categorical"]),
+        ({"na_value": "x"}, ["field 'na_value' is only allowed with kind vectors/categorical"]),
         ({"sha256": "abc"}, ["field 'sha256' must be 64 lowercase hex digits"]),
     ],
 )

@@ -204,6 +204,10 @@ EXPECTED_GRIDS = {
     "okde": {},
     "odkde": {},
     "kde_cv": {},
+    "llc_pc_mpe": {"n_subclasses": list(range(1, 41))},
+    "llc_pc_kmeans": {"n_subclasses": list(range(1, 41))},
+    "twoway_gmm": {"n_components": [1, 2, 4, 6, 8, 10], "n_clusters": [4, 8, 12, 16, 24, 36, 48, 56]},
+    "mda": {"n_components": [1, 2, 4, 6, 8, 10]},
 }
 EXPECTED_FIXED = {
     "kernel_hlm": {"round_shape": True},
@@ -219,6 +223,10 @@ EXPECTED_FIXED = {
     "svm_knn_features": {"local_kernel": "features"},
     "svm_vector_linear": {"kernel": "linear"},
     "svm_vector_rbf": {"kernel": "rbf"},
+    "llc_pc_mpe": {"subclassing": "greedy_mpe", "C": 100.0, "combination": "voting"},
+    "llc_pc_kmeans": {"subclassing": "kmeans", "C": 100.0, "combination": "voting"},
+    "twoway_gmm": {"covariance": "diag", "clustering": "class", "init": "random"},
+    "mda": {"n_clusters": None, "covariance": "diag"},
 }
 
 

@@ -29,6 +29,7 @@ from hlm.models._base import FastPathMixin, PrecomputedClassifier
 from hlm.models._grid import predict_each
 from hlm.models.from_distances import SimilarityFromDistances
 from hlm.models.knn import KNNClassifier
+from hlm.models.llc_pc import LLCPairwiseCoupling
 from hlm.models.local_sda import LocalSDA
 from hlm.models.local_sda_bayes import BayesianLocalSDA, PairwiseBayesianLocalSDA
 from hlm.models.local_sda_pairwise import PairwiseLocalSDA
@@ -119,6 +120,32 @@ GRIDS = {
     "local_sda_regularized_zeta_ends": (RegularizedLocalSDA(degenerate="knn"), {"n_neighbors": [1, 4, 16],
                                                                                  "zeta": [0.0, 0.5, 1.0]}),
 }
+
+
+#: fast paths of estimators on feature vectors (rows; no distance wrapper): checked on a 3-class fold
+VECTOR_GRIDS = {
+    "llc_pc_mpe": (LLCPairwiseCoupling(), {"n_subclasses": [1, 2, 3, 4, 6, 9, 13, 20]}),
+    "llc_pc_kmeans": (LLCPairwiseCoupling(subclassing="kmeans"), {"n_subclasses": [1, 2, 3, 4, 6, 9, 13, 20]}),
+    "llc_pc_mpe_minmax": (LLCPairwiseCoupling(combination="minmax", selection="aggregate"),
+                          {"n_subclasses": [3, 5, 8], "C": [1.0, 100.0]}),
+}
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    """Three overlapping classes of 30 points in 2-D: fit = 3 of every 4 objects."""
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1, 2], 30)
+    X = rng.normal(size=(90, 2)) + 1.2 * np.array([[0, 0], [1, 1], [2, 0]])[y]
+    val = np.arange(90) % 4 == 0
+    return X[~val], y[~val], X[val], y[val]
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_GRIDS))
+def test_vector_grid_path_equals_refits(name, vectors):
+    estimator, grid = VECTOR_GRIDS[name]
+    predictions = assert_paths_equal(estimator, vectors, list(ParameterGrid(grid)))
+    assert len({tuple(p) for p in predictions}) > 1  # the grid points really differ
 
 
 @pytest.mark.parametrize("name", sorted(GRIDS))
@@ -239,7 +266,8 @@ def test_every_method_follows_the_protocol_and_its_fast_paths_are_registered(met
     assert isinstance(estimator, FastPathMixin)
     cls = type(estimator)
     if _overrides(cls, "predict_grid"):
-        assert cls in {type(e) for e, _ in GRIDS.values()}, f"{method}: register {cls.__name__} in GRIDS"
+        assert cls in {type(e) for e, _ in (*GRIDS.values(), *VECTOR_GRIDS.values())}, \
+            f"{method}: register {cls.__name__} in GRIDS (VECTOR_GRIDS for feature vectors)"
     if _overrides(cls, "predict_folds"):
         assert cls in {type(e) for e, _ in FOLD_GRIDS.values()}, f"{method}: register {cls.__name__} in FOLD_GRIDS"
     estimator._warm_up()  # the default does nothing; CompiledKernels fits a clone

@@ -51,16 +51,23 @@ def test_incremental_sources_cover_what_an_incremental_job_imports():
     assert {"incremental/online_kde.py", "models/okde/compression.py"} <= declared
 
 
-def test_online_kde_sources_cover_the_protocol_but_not_its_report():
-    """The protocol's jobs depend on what they run; editing a report table does not rerun them."""
-    from hlm.methods import online_kde_sources
+@pytest.mark.parametrize("protocol,modules,reports", [
+    ("online_kde", ("hlm.evaluation.online_kde", "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity"),
+     {"reporting/tables.py", "reporting/paper.py"}),
+    ("llc_pc", ("hlm.evaluation.llc_pc", "hlm.models.llc_pc"), {"reporting/llc_pc.py", "reporting/paper.py"}),
+    ("twoway_gmm", ("hlm.evaluation.twoway_gmm", "hlm.models.twoway_gmm"), {"reporting/twoway_gmm.py"}),
+])
+def test_protocol_sources_cover_the_protocol_but_not_its_report(protocol, modules, reports):
+    """A protocol's jobs depend on what they run (its stage, the shared vector reading, its estimators);
+    editing a report table does not rerun them."""
+    from hlm.methods import protocol_sources
 
-    loaded = _runtime_modules("hlm.jobs", "hlm.provenance", "hlm.stages.online_kde", "hlm.evaluation.online_kde",
-                              "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity",
+    loaded = _runtime_modules("hlm.jobs", "hlm.provenance", f"hlm.stages.{protocol}", "hlm.stages.protocol", *modules,
                               "hlm.data.prepare", "hlm.data.registry")
-    declared = set(online_kde_sources())
+    declared = set(protocol_sources(protocol))
     assert loaded <= declared, loaded - declared
-    assert not {"reporting/tables.py", "reporting/paper.py"} & declared
+    assert {f"stages/{protocol}.py", "stages/protocol.py", "data/generated.py"} <= declared
+    assert not reports & declared
 
 
 def test_imports_inside_functions_and_packages_count():

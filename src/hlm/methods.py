@@ -258,6 +258,34 @@ METHODS.update(
 )
 
 
+# -- subclass classifiers on feature vectors: LLC-PC (Chen, Lu and Boedihardjo; docs/llc-pc-spec.md) with
+# Greedy-MPE or k-means subclasses, K = 1..40 in total; the two-way GMM (dissertation chapter 2;
+# docs/twoway-gmm-spec.md) over (components per class, variable clusters), and MDA without variable clustering
+SUBCLASS_GRID = list(range(1, 41))  # simplest first: CV ties go to the smaller K
+TWOWAY_COMPONENTS_GRID = [1, 2, 4, 6, 8, 10]  # per class
+TWOWAY_CLUSTERS_GRID = [4, 8, 12, 16, 24, 36, 48, 56]  # those at or above the dimension are MDA (spec 3.6)
+METHODS.update(
+    {
+        "llc_pc_mpe": MethodSpec(id="llc_pc_mpe", label="LLC-PC (Greedy-MPE)", input="vectors",
+                                 estimator="hlm.models.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
+                                 default_grid={"n_subclasses": SUBCLASS_GRID},
+                                 default_fixed={"subclassing": "greedy_mpe"}, parallel_cv=True),
+        "llc_pc_kmeans": MethodSpec(id="llc_pc_kmeans", label="LLC-PC (k-means)", input="vectors",
+                                    estimator="hlm.models.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
+                                    default_grid={"n_subclasses": SUBCLASS_GRID},
+                                    default_fixed={"subclassing": "kmeans"}, parallel_cv=True),
+        "twoway_gmm": MethodSpec(id="twoway_gmm", label="two-way GMM", input="vectors", posteriors=True,
+                                 estimator="hlm.models.twoway_gmm:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
+                                 default_grid={"n_components": TWOWAY_COMPONENTS_GRID,
+                                               "n_clusters": TWOWAY_CLUSTERS_GRID}, parallel_cv=True),
+        "mda": MethodSpec(id="mda", label="MDA (n.v.c.)", input="vectors", posteriors=True,
+                          estimator="hlm.models.twoway_gmm:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
+                          default_grid={"n_components": TWOWAY_COMPONENTS_GRID},
+                          default_fixed={"n_clusters": None}, parallel_cv=True),
+    }
+)
+
+
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"
@@ -308,17 +336,25 @@ def run_sources(what: str, modules: tuple[str, ...], not_run: tuple[str, ...]) -
     return [f for f in imported if f not in not_run]
 
 
-#: the odKDE paper's protocol (hlm.evaluation.online_kde): what its stage runs (the stage's module, which also
-#: holds the report, is a file of its own below), and the estimators of its methods
-ONLINE_KDE_MODULES = ("hlm.jobs", "hlm.provenance", "hlm.evaluation.online_kde", "hlm.data.prepare",
-                      "hlm.data.registry", "hlm.data.artifacts", "hlm.models.okde", "hlm.models.kde_cv",
-                      "hlm.models.svm_similarity")
-#: the data sets of that paper's Table 1 (the protocol's default data sets, among the run's)
-ONLINE_KDE_PAPER_DATASETS = ("iris", "wine", "pima", "letter")
+#: the papers' own protocols, each a rule of its own reading feature vectors (no distance matrix): what its
+#: stage runs besides the shared modules, i.e. its evaluation module and its methods' estimators (the stage's
+#: module, which also holds the report, is listed as a file, not followed: editing a table reruns no protocol)
+PROTOCOL_MODULES = {
+    "online_kde": ("hlm.evaluation.online_kde", "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity"),
+    "llc_pc": ("hlm.evaluation.llc_pc", "hlm.models.llc_pc"),
+    "twoway_gmm": ("hlm.evaluation.twoway_gmm", "hlm.models.twoway_gmm"),
+}
+_PROTOCOL_SHARED = ("hlm.jobs", "hlm.provenance", "hlm.data.prepare", "hlm.data.registry", "hlm.data.artifacts")
+#: each protocol's paper data sets: its default, among the run's data sets, where the config names none
+PROTOCOL_PAPER_DATASETS = {
+    "online_kde": ("iris", "wine", "pima", "letter"),  # the odKDE paper's Table 1
+    "llc_pc": ("glass", "ringnorm"),  # the LLC-PC paper's Table 2, the two of its data sets we have
+    "twoway_gmm": ("sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"),  # stand-ins (spec 9)
+}
 
 
-def online_kde_sources() -> list[str]:
-    """The source files the odKDE paper's protocol jobs depend on (as ``method_sources``), with its stage
-    (not followed: its report function's imports do not rerun the protocol)."""
-    return [*run_sources("the online KDE protocol", ONLINE_KDE_MODULES, ()), "stages/__init__.py",
-            "stages/online_kde.py"]
+def protocol_sources(protocol: str) -> list[str]:
+    """The source files a protocol's jobs depend on (as ``method_sources``), with its stage's files."""
+    modules = (*_PROTOCOL_SHARED, *PROTOCOL_MODULES[protocol])
+    return [*run_sources(f"the {protocol} protocol", modules, ()), "stages/__init__.py", "stages/protocol.py",
+            f"stages/{protocol}.py"]

@@ -24,7 +24,7 @@ from hlm.config import check_config_file, check_names, learner_params, validate_
 from hlm.errors import HLMError, print_error
 from hlm.data.registry import load_registry
 from hlm.methods import METHODS, incremental_sources, method_applies, method_sources, scheme_applies
-from hlm.methods import ONLINE_KDE_PAPER_DATASETS, online_kde_sources
+from hlm.methods import PROTOCOL_PAPER_DATASETS, protocol_sources
 from hlm.provenance import config_hash, git_commit
 
 SRC = Path(workflow.basedir) / "src"
@@ -49,6 +49,12 @@ except HLMError as exc:
     _fail(exc)
 
 DATASETS = list(config["datasets"])
+_KEEP = [d for d in DATASETS if REGISTRY[d].missing == "keep"]
+if _KEEP:
+    from hlm.errors import ConfigError
+
+    _fail(ConfigError(f"config: field 'datasets': {', '.join(_KEEP)} keep missing values (missing: keep) and have "
+                      "no distance matrix; list them under twoway_gmm.datasets only"))
 RUN_METHODS = list(config["methods"])
 # (data set, method) pairs that run: vector methods only on kind: vectors (paper, end of section 5.3)
 PAIRS = [(d, m) for d in DATASETS for m in RUN_METHODS if method_applies(m, REGISTRY[d].kind)]
@@ -60,15 +66,19 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
-# The odKDE paper's protocol (the online_kde rule) runs on these data sets (default: the run's among that paper's).
-ONLINE_KDE_DATASETS = list(config["online_kde"].get(
-    "datasets", [d for d in DATASETS if d in ONLINE_KDE_PAPER_DATASETS]))
-_NOT_VECTORS = [d for d in ONLINE_KDE_DATASETS if REGISTRY[d].kind != "vectors"]
-if _NOT_VECTORS:
-    from hlm.errors import ConfigError
+# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm) run on these data sets (default: the
+# run's among that paper's); they read feature vectors.
+PROTOCOL_DATASETS = {p: list(config[p].get("datasets", [d for d in DATASETS if d in paper]))
+                     for p, paper in PROTOCOL_PAPER_DATASETS.items()}
+for _protocol, _names in PROTOCOL_DATASETS.items():
+    _NOT_VECTORS = [d for d in _names if REGISTRY[d].kind != "vectors"]
+    if _NOT_VECTORS:
+        from hlm.errors import ConfigError
 
-    _fail(ConfigError(f"config: field 'online_kde.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
-                      "the online KDE protocol needs feature vectors"))
+        _what = {"online_kde": "online KDE", "llc_pc": "LLC-PC", "twoway_gmm": "two-way GMM"}[_protocol]
+        _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
+                          f"the {_what} protocol needs feature vectors"))
+ONLINE_KDE_DATASETS = PROTOCOL_DATASETS["online_kde"]
 _NO_VECTORS = sorted({s for s in INCREMENTAL_SCHEMES for d in INCREMENTAL_DATASETS
                       if not scheme_applies(s, REGISTRY[d].kind)})
 if _NO_VECTORS:
@@ -232,7 +242,7 @@ def final_outputs():
         *(["results/tables/incremental_time.csv", "results/tables/incremental_time.md",
            *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
           if INCREMENTAL_DATASETS else []),
-        *(["results/tables/online_kde.csv", "results/tables/online_kde.md"] if ONLINE_KDE_DATASETS else []),
+        *(f"results/tables/{p}.{ext}" for p, names in PROTOCOL_DATASETS.items() if names for ext in ("csv", "md")),
     ]
 
 

@@ -15,6 +15,7 @@ rule preprocess:
             "data/prepare.py",
             "data/artifacts.py",
             "data/registry.py",
+            "data/generated.py",
             "data/textfiles.py",
             "stages/data.py",
         ),

@@ -8,7 +8,7 @@
 rule online_kde:
     input:
         raw=dataset_raw_files,  # the vectors are read from the registry entry: no distance matrix
-        code=src(*online_kde_sources()),
+        code=src(*protocol_sources("online_kde")),
     output:
         "results/online_kde/{dataset}.parquet",
     params:

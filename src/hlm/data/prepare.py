@@ -3,16 +3,22 @@
 read -> validate -> (similarity -> distance | vectors -> Euclidean |
 categorical -> VDM | distance as is) -> symmetrise -> validate again.
 
-Records of ``kind: vectors`` (:func:`load_vectors`) go through, in order:
-``drop_columns`` (columns that are not features, e.g. an id), ``factors:
+Records of ``kind: vectors`` (:func:`load_vectors`; read from a file, or drawn by
+a generator with ``format: generated``, :mod:`hlm.data.generated`) go through,
+in order: ``drop_columns`` (columns that are not features, e.g. an id),
+``na_value`` (cells holding that sentinel become missing), ``factors:
 numbers`` (a factor column whose levels are all numbers becomes those numbers,
-the level values, never the factor's integer codes), ``missing`` (without it a
-missing value is an error; ``drop`` drops the objects that have one, with a
-warning), a warning for each constant feature (kept: it adds nothing to the
-distances), and ``standardize`` (z-scores with the mean and sd of all objects,
-no labels used; a constant feature keeps sd 1) before the distance. The
-artifact keeps the unstandardised features as its ``vectors`` (the vector
-methods standardise on their fit part themselves).
+the level values, never the factor's integer codes), ``remove_at_random``
+(exactly round(fraction N p) observed cells blanked, drawn with a fixed seed,
+once per data set, before any split), ``missing`` (without it a missing value
+is an error; ``drop`` drops the objects that have one, with a warning;
+``keep`` keeps NaN in the vectors), a warning for each constant feature (kept:
+it adds nothing to the distances), and ``standardize`` (z-scores with the mean
+and sd of all objects, no labels used; a constant feature keeps sd 1) before
+the distance. The artifact keeps the unstandardised features as its
+``vectors`` (the vector methods standardise on their fit part themselves). A
+data set that keeps missing values has vectors but no distances:
+:func:`prepare_dataset` refuses it, :func:`load_vectors` reads it.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import pandas as pd
 from hlm.data import readers
 from hlm.data.artifacts import DistanceArtifact
 from hlm.data.conversions import similarity_to_distance, symmetrize
+from hlm.data.generated import Generated, generate
 from hlm.data.registry import DatasetSpec
 from hlm.data.validation import (
     DataWarning,
@@ -90,6 +97,20 @@ def _check_sha256(spec: DatasetSpec, src: Path) -> str:
             f"{spec.where}: SHA-256 {sha[:12]}... does not match field 'sha256' ({spec.sha256[:12]}...)"
         )
     return sha
+
+
+def _source(spec: DatasetSpec, root: Path) -> tuple[Path | Generated, str]:
+    """(the entry's raw file, or its generated draw; the SHA-256 checked against field ``sha256``)."""
+    if spec.format != "generated":
+        src = root / spec.path
+        return src, _check_sha256(spec, src)
+    data = generate(spec.generator, spec.n_objects, spec.n_features, spec.seed)
+    if spec.sha256 and data.sha256 != spec.sha256:
+        raise DataError(
+            f"{spec.where}: the generated data's SHA-256 {data.sha256[:12]}... does not match field 'sha256' "
+            f"({spec.sha256[:12]}...): the generator or numpy's legacy RandomState stream changed"
+        )
+    return data, data.sha256
 
 
 def _matrix_source(spec: DatasetSpec, src: Path, root: Path, meta: dict):
@@ -159,9 +180,11 @@ def _labels_of_rows(spec: DatasetSpec, label_ids, labels, n: int) -> tuple[np.nd
     return row_ids, labels
 
 
-def _records(spec: DatasetSpec, src: Path) -> tuple[pd.DataFrame, np.ndarray | None, np.ndarray]:
+def _records(spec: DatasetSpec, src: Path | Generated) -> tuple[pd.DataFrame, np.ndarray | None, np.ndarray]:
     """(feature frame, ids or None, labels) for the record formats; ``drop_columns`` removed."""
     w = spec.where
+    if isinstance(src, Generated):
+        return pd.DataFrame(src.X, columns=src.columns), None, src.labels
     if spec.format == "rda":
         frame = readers.read_rda(src, object=spec.object, where=w)
         ids = None if isinstance(frame.index, pd.RangeIndex) else frame.index.to_numpy(dtype=object)
@@ -202,22 +225,23 @@ class VectorRecords:
 
     ids: np.ndarray  # (N,) str: the objects kept
     labels: np.ndarray  # (N,) str
-    features: np.ndarray  # (N, d) float64: as read (factor levels as numbers), kept rows and columns
+    features: np.ndarray  # (N, d) float64: as read (factor levels as numbers), kept rows and columns;
+    #                       NaN for a missing value with missing: keep
     columns: list[str]  # the d feature names
     X: np.ndarray  # (N, d) float64: what the distance is computed on (z-scores if standardize)
     info: dict = field(default_factory=dict)  # the artifact metadata these steps add
 
 
 def load_vectors(spec: DatasetSpec, root: str | Path = ".") -> VectorRecords:
-    """Read and check a ``kind: vectors`` entry without computing its distances (SHA-256 checked)."""
+    """Read (or draw) and check a ``kind: vectors`` entry without computing its distances (SHA-256
+    checked). With ``missing: keep`` the missing values stay NaN in ``features`` and ``X``."""
     if spec.kind != "vectors":
         raise DataError(f"{spec.where}: kind {spec.kind}, not vectors")
-    src = Path(root) / spec.path
-    _check_sha256(spec, src)
+    src, _ = _source(spec, Path(root))
     return _vector_records(spec, src)
 
 
-def _vector_records(spec: DatasetSpec, src: Path) -> VectorRecords:
+def _vector_records(spec: DatasetSpec, src: Path | Generated) -> VectorRecords:
     w = spec.where
     frame, file_ids, labels = _records(spec, src)
     n = len(frame)
@@ -228,16 +252,19 @@ def _vector_records(spec: DatasetSpec, src: Path) -> VectorRecords:
         own = file_ids is not None and ids[i] != str(i + 1)
         return f"row {i + 1} (id {str(ids[i])!r})" if own else f"row {i + 1}"
 
-    X, factor_columns = _features(frame, spec, at)
-    keep = _missing_rows(X, columns, spec, at)
     info = {
         "features": columns,
         "drop_columns": list(spec.drop_columns) if spec.drop_columns else None,
         "factors": spec.factors,
-        "factor_columns": factor_columns,
-        "missing": spec.missing,
-        "missing_dropped": 0,
     }
+    if spec.na_value is not None:
+        frame, info["na_value_cells"] = _na_sentinel(frame, spec.na_value)
+        info["na_value"] = spec.na_value
+    X, info["factor_columns"] = _features(frame, spec, at)
+    if spec.remove_at_random is not None:
+        info["remove_at_random"] = _remove_at_random(X, spec)
+    keep = _missing_rows(X, columns, spec, at)
+    info.update(missing=spec.missing, missing_dropped=0)
     if keep is None:
         labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
     else:
@@ -254,10 +281,16 @@ def _vector_records(spec: DatasetSpec, src: Path) -> VectorRecords:
         info.update(missing_dropped=len(dropped), missing_dropped_ids=dropped.tolist())
         ids, X, labels = ids[keep], X[keep], np.asarray(labels, dtype=object)[keep]
         labels = check_labels(labels, len(ids), name=spec.name, path=spec.path, ids=ids)
-    constant = np.ptp(X, axis=0) == 0
+    info["missing_cells"] = int(np.isnan(X).sum())  # kept as NaN (missing: keep)
+    if info["missing_cells"]:
+        _check_kept(X, ids, columns, spec)
+    with warnings.catch_warnings():  # an all-NaN column is refused by _check_kept
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    constant = low == high
     info["constant_features"] = [columns[j] for j in np.flatnonzero(constant)]
     if constant.any():
-        shown = ", ".join(f"'{columns[j]}' (value {X[0, j]:g})" for j in np.flatnonzero(constant)[:5])
+        shown = ", ".join(f"'{columns[j]}' (value {low[j]:g})" for j in np.flatnonzero(constant)[:5])
         warnings.warn(
             f"{w}: {int(constant.sum())} constant feature column(s): {shown}; kept, they add nothing "
             "to the distances",
@@ -266,9 +299,9 @@ def _vector_records(spec: DatasetSpec, src: Path) -> VectorRecords:
         )
     Z = X
     info["standardize"] = bool(spec.standardize)
-    if spec.standardize:
-        mean = X.mean(axis=0)
-        sd = np.where(constant, 1.0, X.std(axis=0))
+    if spec.standardize:  # over the observed values of each feature (missing: keep leaves NaN)
+        mean = np.nanmean(X, axis=0)
+        sd = np.where(constant, 1.0, np.nanstd(X, axis=0))
         Z = (X - mean) / sd
         info.update(feature_mean=mean.tolist(), feature_sd=sd.tolist())
     return VectorRecords(ids=ids, labels=labels, features=X, columns=columns, X=Z, info=info)
@@ -331,8 +364,75 @@ def _features(frame: pd.DataFrame, spec: DatasetSpec, at) -> tuple[np.ndarray, l
     return X, factor_columns
 
 
+def _na_sentinel(frame: pd.DataFrame, token: str) -> tuple[pd.DataFrame, int]:
+    """(the record frame with every cell equal to the sentinel ``na_value`` made missing, their count).
+
+    A text or factor cell matches by its text (spaces stripped); a number matches when the sentinel
+    is a number ("-999" blanks -999.0). A text column left with numbers only becomes numeric; a
+    factor loses the sentinel level.
+    """
+    number = _number(token)
+    out, count = {}, 0
+    for name, col in frame.items():
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            gone = [c for c in col.cat.categories if str(c).strip() == token]
+            count += int(col.isin(gone).sum())
+            col = col.cat.remove_categories(gone) if gone else col
+        elif pd.api.types.is_bool_dtype(col):
+            pass
+        elif pd.api.types.is_numeric_dtype(col):
+            if number is not None:
+                hit = col.to_numpy(dtype=np.float64, na_value=np.nan) == number
+                count += int(hit.sum())
+                col = col.astype(np.float64).mask(hit)
+        else:
+            values = col.to_numpy(dtype=object)
+            hit = np.array([not _is_na(x) and str(x).strip() == token for x in values], dtype=bool)
+            count += int(hit.sum())
+            values[hit] = np.nan
+            rest = [x for x in values if not _is_na(x)]
+            if hit.any() and all(_number(str(x)) is not None for x in rest):
+                col = pd.Series([np.nan if _is_na(x) else float(x) for x in values], index=col.index)
+            else:
+                col = pd.Series(values, index=col.index, dtype=object)
+        out[name] = col
+    return pd.DataFrame(out, index=frame.index), count
+
+
+def _remove_at_random(X: np.ndarray, spec: DatasetSpec) -> dict:
+    """Blank round(fraction * N * p) of the observed cells of X in place, drawn uniformly without
+    replacement by ``RandomState(seed).permutation`` over the observed cells in row-major order
+    (field ``remove_at_random``); the metadata of the removal."""
+    r = spec.remove_at_random
+    cells = X.size
+    k = int(round(r.fraction * cells))
+    observed = np.flatnonzero(~np.isnan(X.ravel()))
+    if k == 0:
+        raise DataError(f"{spec.where}: field 'remove_at_random': fraction {r.fraction:g} of {cells} cells "
+                        "removes no cell")
+    if k > observed.size:
+        raise DataError(f"{spec.where}: field 'remove_at_random': fraction {r.fraction:g} of {cells} cells is "
+                        f"{k} cells, but only {observed.size} are observed")
+    chosen = observed[np.random.RandomState(r.seed).permutation(observed.size)[:k]]  # frozen legacy stream
+    X.flat[chosen] = np.nan
+    return {"fraction": r.fraction, "seed": r.seed, "cells_removed": k, "cells": cells}
+
+
+def _check_kept(X: np.ndarray, ids: np.ndarray, columns: list[str], spec: DatasetSpec) -> None:
+    """``missing: keep``: a feature with no observed value is an error; an object with none warns."""
+    nan = np.isnan(X)
+    empty = np.flatnonzero(nan.all(axis=0))
+    if empty.size:
+        raise DataError(f"{spec.where}: feature column(s) {_few(columns[j] for j in empty)} have no observed "
+                        "value (missing: keep); drop them with field 'drop_columns'")
+    blank = nan.all(axis=1)
+    if blank.any():
+        warnings.warn(f"{spec.where}: {int(blank.sum())} object(s) with every feature value missing "
+                      f"(ids {_few(ids[blank])}); kept (missing: keep)", DataWarning, stacklevel=3)
+
+
 def _missing_rows(X: np.ndarray, columns: list[str], spec: DatasetSpec, at) -> np.ndarray | None:
-    """None if no feature value is missing; else the rows to keep (``missing: drop``).
+    """None if no feature value is missing or ``missing: keep``; else the rows to keep (``missing: drop``).
 
     An infinite value is always an error; a missing one (NaN, R's NA) unless ``missing`` says
     what to do.
@@ -350,8 +450,11 @@ def _missing_rows(X: np.ndarray, columns: list[str], spec: DatasetSpec, at) -> n
     if spec.missing is None:
         raise DataError(
             f"{w}: {int(nan.sum())} missing feature values (first at {at(i)}, column '{columns[j]}'); "
-            "set field 'missing: drop' to drop the objects that have one"
+            "set field 'missing: drop' to drop the objects that have one, or 'missing: keep' to keep them "
+            "as NaN (for the protocols that read feature vectors)"
         )
+    if spec.missing == "keep":
+        return None
     keep = ~nan.any(axis=1)
     if not keep.any():
         raise DataError(f"{w}: every object has a missing feature value (missing: {spec.missing} leaves none)")
@@ -378,12 +481,11 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
     its SHA-256 and every conversion applied.
     """
     root = Path(root)
-    src = root / spec.path
     w = spec.where
-    sha = _check_sha256(spec, src)
+    src, sha = _source(spec, root)
     meta = {
         "dataset": spec.name,
-        "source": spec.path,
+        "source": spec.path if spec.format != "generated" else f"generator {spec.generator}",
         "sha256": sha,
         "format": spec.format,
         "kind": spec.kind,
@@ -410,7 +512,15 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
             meta["to_distance"] = "identity"
     elif spec.kind == "vectors":
         rec = _vector_records(spec, src)
+        if rec.info["missing_cells"]:
+            raise DataError(
+                f"{w}: keeps {rec.info['missing_cells']} missing feature values (missing: keep), so it has no "
+                "distance matrix; only the protocols that read feature vectors (the two-way GMM's) can use it"
+            )
         ids, labels = rec.ids, rec.labels
+        if spec.format == "generated":
+            meta["generator"] = {"name": spec.generator, "n_objects": spec.n_objects,
+                                 "n_features": spec.n_features, "seed": spec.seed}
         meta["distance"] = spec.distance
         meta.update(rec.info)
         if spec.distance == "euclidean":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -22,6 +22,14 @@ import yaml
 from hlm.errors import ConfigError
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class RemoveAtRandom:
+    """Field ``remove_at_random``: blank round(fraction * N * p) observed cells, drawn with ``seed``."""
+
+    fraction: float
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -48,17 +56,23 @@ class DatasetSpec:
     drop_columns: tuple[str, ...] | None = None
     factors: str | None = None
     missing: str | None = None
+    remove_at_random: RemoveAtRandom | None = None
     standardize: bool | None = None
     sha256: str | None = None
     source: str | None = None
     window: float | None = None
     encoding: str | None = None
     block_size: int | None = None
+    generator: str | None = None
+    n_objects: int | None = None
+    n_features: int | None = None
+    seed: int | None = None
 
     @property
     def where(self) -> str:
-        """Prefix for error messages: ``dataset 'x' (data/raw/x.mat)``."""
-        return f"dataset '{self.name}' ({self.path or self.source})"
+        """Prefix for error messages: ``dataset 'x' (data/raw/x.mat)``; ``(generator ringnorm)`` if drawn."""
+        origin = self.path or self.source or (f"generator {self.generator}" if self.generator else None)
+        return f"dataset '{self.name}' ({origin})"
 
 
 SPEC_FIELDS = tuple(f.name for f in fields(DatasetSpec) if f.name != "name")
@@ -87,15 +101,31 @@ def _context(schema: dict, error: jsonschema.ValidationError) -> tuple[str | Non
     return branch, ctx
 
 
+def _interval(sub: dict) -> str:
+    """The bounds of a number's schema as text: 'in (0, 1)', 'at least 2', ..."""
+    lo = ("(", sub["exclusiveMinimum"]) if "exclusiveMinimum" in sub else ("[", sub.get("minimum"))
+    hi = (")", sub["exclusiveMaximum"]) if "exclusiveMaximum" in sub else ("]", sub.get("maximum"))
+    if lo[1] is not None and hi[1] is not None:
+        return f"in {lo[0]}{lo[1]}, {hi[1]}{hi[0]}"
+    if lo[1] is not None:
+        return f"{'greater than' if lo[0] == '(' else 'at least'} {lo[1]}"
+    return f"{'less than' if hi[0] == ')' else 'at most'} {hi[1]}"
+
+
 def _describe(schema: dict, error: jsonschema.ValidationError) -> str:
     """A short human sentence for one schema violation."""
     branch, ctx = _context(schema, error)
-    field = error.path[0] if error.path else None
+    field = ".".join(p for p in error.path if isinstance(p, str)) or None  # 'remove_at_random.fraction'; no list index
     with_ctx = f" with {ctx}" if ctx else ""
     v = error.validator
     if v == "required":
         missing = [f for f in error.validator_value if f not in error.instance]
-        return f"field '{missing[0]}' is required{with_ctx}"
+        return f"field '{field + '.' if field else ''}{missing[0]}' is required{with_ctx}"
+    if v == "additionalProperties" and field:  # a key of a mapping field (remove_at_random)
+        extra = sorted(set(error.instance) - set(error.schema["properties"]))
+        return f"field '{field}': unknown key '{extra[0]}' (known: {', '.join(error.schema['properties'])})"
+    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        return f"field '{field}' must be {_interval(error.schema)} (got {_show(error.instance)})"
     if v == "additionalProperties":
         extra = sorted(set(error.instance) - set(schema["properties"]))
         hint = difflib.get_close_matches(str(extra[0]), SPEC_FIELDS, n=1)
@@ -114,7 +144,7 @@ def _describe(schema: dict, error: jsonschema.ValidationError) -> str:
         return f"field '{present[0]}' {verb} with {ctx}"
     if v == "type":
         want = {"number": "a number", "string": "a string", "object": "a mapping", "boolean": "true or false",
-                "array": "a list"}.get(
+                "array": "a list", "integer": "an integer"}.get(
             error.validator_value, error.validator_value
         )
         return f"field '{field}' must be {want} (got {_show(error.instance)})"
@@ -138,8 +168,10 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
         raise ConfigError(
             f"{source}: entry '{name}' must be a mapping of fields (got {type(entry).__name__})"
         )
-    # a spec's tuples (drop_columns) come back as such through dataclasses.asdict (workflow params)
-    entry = {k: list(v) if isinstance(v, tuple) else v for k, v in entry.items()}
+    # a spec's tuples (drop_columns) come back as such through dataclasses.asdict (workflow params),
+    # its RemoveAtRandom as a dict there, or as itself from dataclasses.replace
+    entry = {k: list(v) if isinstance(v, tuple) else asdict(v) if isinstance(v, RemoveAtRandom) else v
+             for k, v in entry.items()}
     schema = entry_schema()
     validator = jsonschema.Draft202012Validator(schema)
     rank = {"additionalProperties": 0, "type": 1, "enum": 2, "const": 2, "required": 3}
@@ -150,15 +182,30 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
     if errors:
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ConfigError(f"{source}: entry '{name}': {_describe(schema, errors[0])}{more}")
-    for field, value in entry.items():  # the schema's numbers admit .nan and .inf
-        if schema["properties"].get(field, {}).get("type") == "number" and not math.isfinite(value):
-            raise ConfigError(f"{source}: entry '{name}': field '{field}' must be a finite number (got {value})")
+    _check_finite(schema, entry, f"{source}: entry '{name}'")
     values = dict(entry)
     if values.get("upper_bound") is not None:
         values["upper_bound"] = float(values["upper_bound"])
     if values.get("drop_columns") is not None:
         values["drop_columns"] = tuple(values["drop_columns"])
+    for field in ("n_objects", "n_features", "seed"):  # JSON Schema's integers include 2.0
+        if values.get(field) is not None:
+            values[field] = int(values[field])
+    if values.get("remove_at_random") is not None:
+        r = values["remove_at_random"]
+        values["remove_at_random"] = RemoveAtRandom(fraction=float(r["fraction"]), seed=int(r["seed"]))
+        values.setdefault("missing", "keep")  # the removed cells stay missing
     return DatasetSpec(name=str(name), **values)
+
+
+def _check_finite(schema: dict, entry: dict, where: str, prefix: str = "") -> None:
+    """ConfigError for a .nan or .inf in a number field (the schema's numbers admit them)."""
+    for field, value in entry.items():
+        sub = schema.get("properties", {}).get(field, {})
+        if sub.get("type") == "object" and isinstance(value, dict):
+            _check_finite(sub, value, where, f"{prefix}{field}.")
+        elif sub.get("type") == "number" and not math.isfinite(value):
+            raise ConfigError(f"{where}: field '{prefix}{field}' must be a finite number (got {value})")
 
 
 def load_registry(path: str | Path, names: list[str] | None = None) -> dict[str, DatasetSpec]:

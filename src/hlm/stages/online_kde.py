@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from hlm.data.artifacts import write_frame
-
 log = logging.getLogger("hlm")
 
 
@@ -18,20 +16,13 @@ def online_kde(*, dataset: str, entry: dict, out: str, seed: int, cv_folds: int,
 
     The feature vectors are read from the registry entry (no distance matrix: Letter's would be 3.2 GB).
     """
-    from hlm.data.prepare import load_vectors
-    from hlm.data.registry import validate_entry
-    from hlm.errors import DataError
     from hlm.evaluation.online_kde import N_FOLDS, N_INIT, N_ORDERINGS, run_online_kde
+    from hlm.stages.protocol import protocol_vectors, write_protocol
 
-    spec = validate_entry(dataset, entry)
-    if spec.kind != "vectors":
-        raise DataError(f"online KDE protocol: data set '{dataset}' is of kind '{spec.kind}'; it needs feature "
-                        "vectors (kind: vectors)")
-    records = load_vectors(spec, Path(root))
+    _, records = protocol_vectors("online KDE protocol", dataset, entry, root)
     frame = run_online_kde(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds)
-    write_frame(frame, out, metadata={"dataset": dataset, "seed": seed, "folds": N_FOLDS, "orderings": N_ORDERINGS,
-                                      "n_init": N_INIT, "cv_folds": cv_folds,
-                                      **{k: v for k, v in tags.items() if k in ("config_hash", "git_commit")}})
+    write_protocol(frame, out, {"dataset": dataset, "seed": seed, "folds": N_FOLDS, "orderings": N_ORDERINGS,
+                                "n_init": N_INIT, "cv_folds": cv_folds}, tags)
     for method, g in frame.groupby("method", sort=False):
         log.info("%s/%s: accuracy %.2f%% (sd %.2f), %.1f components per class, %.2f s per fit", dataset, method,
                  g.accuracy.mean(), g.accuracy.std(ddof=1), g.components_per_class.mean(), g.fit_seconds.mean())
