@@ -206,7 +206,7 @@ EXPECTED_GRIDS = {
     "kde_cv": {},
     "llc_pc_mpe": {"n_subclasses": list(range(1, 41))},
     "llc_pc_kmeans": {"n_subclasses": list(range(1, 41))},
-    "twoway_gmm": {"n_components": [1, 2, 4, 6, 8, 10], "n_clusters": [4, 8, 12, 16, 24, 36, 48, 56]},
+    "twoway_gmm": [{"n_components": [m], "n_clusters": [4, 8, 12, 16, 24, 36, 48, 56]} for m in [1, 2, 4, 6, 8, 10]],
     "mda": {"n_components": [1, 2, 4, 6, 8, 10]},
 }
 EXPECTED_FIXED = {

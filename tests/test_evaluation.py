@@ -282,3 +282,26 @@ def test_make_folds_keeps_sklearns_checks_of_the_fold_count(n_folds):
     y = np.repeat(np.array(["a", "b"]), 20)
     with pytest.raises((ValueError, TypeError)):
         make_folds(y, n_folds, seed=1)
+
+
+@pytest.mark.parametrize("registry_standardizes", [True, False])
+def test_twoway_models_standardize_as_the_registry_does(registry_standardizes):
+    """MDA's variance floor is a fraction of the mean feature variance, so features in mixed units (a registry
+    entry with standardize: true) are z-scored inside the estimator: the evaluation passes the flag on, and its
+    error equals a direct fit with that flag; the chosen M is recorded with it."""
+    from hlm.methods import METHODS
+
+    rng = np.random.default_rng(4)
+    y = np.repeat(["a", "b", "c"], 20)
+    X = rng.normal(size=(60, 3)) + np.eye(3)[np.searchsorted(["a", "b", "c"], y)]
+    X[:, 0] *= 1000.0  # one feature in large units: unscaled, it sets the floor above the others' variance
+    meta = {"to_distance": "euclidean", "standardize": registry_standardizes}
+    art = DistanceArtifact(np.arange(60).astype(str), y, cdist(X, X), meta, vectors=X)
+    splits = make_splits(60, dataset="toy", n_splits=1, test_fraction=0.3, seed=0)
+    res = evaluate_method(art, splits, "mda", dataset="toy", seed=0, n_folds=3)
+    train, test = split_indices(splits, 0)
+    chosen = json.loads(res.evaluation.params[0])["n_components"]
+    model = METHODS["mda"].make({"n_components": chosen, "standardize": registry_standardizes,
+                                 "random_state": derive_seed(0, "toy", 0, "model") % 2**31}).fit(X[train], y[train])
+    assert res.evaluation.error_rate[0] == pytest.approx(100 * np.mean(model.predict(X[test]) != y[test]), abs=1e-12)
+    assert model.feature_scale_[0] == (pytest.approx(X[train, 0].std()) if registry_standardizes else 1.0)

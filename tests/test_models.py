@@ -400,3 +400,15 @@ def test_warm_up_failure_does_not_stop_the_evaluation(monkeypatch):
 
     monkeypatch.setattr(K, "_warm_up", broken)
     ev._warm_up(K())  # no error
+
+
+def test_standard_scale_finds_constant_features_exactly():
+    """A constant column whose float mean is inexact (0.1) has sd ~1e-17, not 0: it keeps scale 1 and its own
+    value as the mean, so a test value off that constant stays finite after scaling (the vector SVMs, KDE)."""
+    from hlm.models._base import standard_scale
+
+    X = np.column_stack([np.full(7, 0.1), np.arange(7.0)])
+    assert X[:, 0].std() > 0  # the trap
+    mean, scale = standard_scale(X)
+    assert mean.tolist() == [0.1, 3.0] and scale.tolist() == [1.0, 2.0]
+    assert np.abs((np.array([[0.2, 0.0]]) - mean) / scale).max() < 2

@@ -10,6 +10,7 @@ import pytest
 from hlm.data.prepare import load_vectors
 from hlm.data.registry import load_registry
 from hlm.evaluation.cv import make_folds, select_params
+from hlm.evaluation.llc_pc import partition, run_llc_pc
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import make_splits, split_indices
 from hlm.evaluation.twoway_gmm import cluster_grid, run_twoway_gmm
@@ -57,6 +58,37 @@ def test_twoway_rows_equal_direct_refits_with_missing_values(registry):
     assert cv.error == grid[(grid.method == "twoway_gmm") & (grid.n_components == cv.n_components)].error.iloc[0]
 
 
+def test_llc_pc_rows_equal_direct_refits(registry):
+    """Iris (3 classes), one 60:40 partition: the path rows start at K = N = 3 (a smaller K is N) and each
+    equals a refit at that K; the equivalence columns equal refits with the other schemas; the CV row refits
+    the K the house CV chooses over the same range."""
+    rec = load_vectors(registry["iris"], ROOT)
+    X, y = rec.features, rec.labels
+    frame = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2])
+    train, test = partition(y, "iris", 3, 2)
+    assert (len(train), len(test)) == (90, 60) and sorted(set(y[train])) == sorted(set(y))
+    state = derive_seed(3, "iris", "llc-pc", 2, "model") % 2**31
+    for method in ("llc_pc_mpe", "llc_pc_kmeans"):
+        path = frame[(frame.method == method) & (frame.selection == "path")]
+        assert path.n_subclasses.tolist() == [3, 4, 5, 6]
+        for r in path.itertuples():
+            params = {"n_subclasses": r.n_subclasses, "random_state": state}
+            model = METHODS[method].make(params).fit(X[train], y[train])
+            vote = model.predict(X[test])
+            assert r.accuracy == pytest.approx(100 * np.mean(vote == y[test]), abs=1e-12)
+            assert r.mpe == pytest.approx(model.mpe_, rel=1e-12)
+            if method == "llc_pc_kmeans":
+                minmax = model.set_params(combination="minmax").predict(X[test])
+                assert r.agree_minmax == pytest.approx(np.mean(minmax == vote), abs=1e-12)
+                assert 0 < r.provable <= 1
+        folds = make_folds(y[train], 3, derive_seed(3, "iris", "llc-pc", 2, "cv"))
+        best, _, _ = select_params(METHODS[method].make({"random_state": state}), X[train], y[train],
+                                   [{"n_subclasses": k} for k in (3, 4, 5, 6)], folds)
+        cv = frame[(frame.method == method) & (frame.selection == "cv")].iloc[0]
+        assert cv.n_subclasses == best["n_subclasses"]
+        assert cv.accuracy == path[path.n_subclasses == cv.n_subclasses].accuracy.iloc[0]
+
+
 def _twoway_frame(errors_two: dict, errors_mda: dict, cv_two, cv_mda) -> pd.DataFrame:
     rows = []
     for (m, L), errs in errors_two.items():
@@ -87,26 +119,26 @@ def test_twoway_table_from_known_numbers():
 
 def _llc_frame() -> pd.DataFrame:
     rows = []
-    curves = {"llc_pc_mpe": {1: [50, 60], 2: [70, 72], 3: [71, 71]}, "llc_pc_kmeans": {1: [50, 60], 2: [40, 40]}}
+    curves = {"llc_pc_mpe": {6: [50, 60], 7: [70, 72], 8: [71, 71]}, "llc_pc_kmeans": {6: [50, 60], 7: [40, 40]}}
     for method, curve in curves.items():
         for k, accs in curve.items():
             rows += [{"partition": p, "method": method, "selection": "path", "n_subclasses": k, "accuracy": a,
                       "provable": 0.99 if method == "llc_pc_kmeans" else np.nan, "agree_minmax": 1.0,
                       "agree_probability": 0.98} for p, a in enumerate(accs)]
         rows += [{"partition": p, "method": method, "selection": "cv", "n_subclasses": k, "accuracy": a,
-                  "provable": np.nan} for p, (k, a) in enumerate([(2, 65), (3, 69)])]
+                  "provable": np.nan} for p, (k, a) in enumerate([(7, 65), (8, 69)])]
     return pd.DataFrame(rows)
 
 
 def test_llc_pc_table_from_known_numbers():
-    """Optimal = the best K of the mean curve (the first on a tie: K = 2 and 3 both average 71); CV = the mean
+    """Optimal = the best K of the mean curve (the first on a tie: K = 7 and 8 both average 71); CV = the mean
     accuracy at each partition's chosen K, with the median K."""
     frames = {"glass": _llc_frame()}
     table = llc_pc_table(frames, PAPER_LLC_PC).set_index("method")
     mpe = table.loc["llc_pc_mpe"]
-    assert (mpe.optimal, mpe.optimal_k, mpe.cv, mpe.cv_k_median, mpe.paper, mpe.paper_k) == (71, 2, 67, 2.5, 70.27, 18)
+    assert (mpe.optimal, mpe.optimal_k, mpe.cv, mpe.cv_k_median, mpe.paper, mpe.paper_k) == (71, 7, 67, 7.5, 70.27, 18)
     assert mpe.optimal_sd == pytest.approx(np.sqrt(2))
-    assert table.loc["llc_pc_kmeans"].optimal_k == 1
+    assert table.loc["llc_pc_kmeans"].optimal_k == 6
     md = llc_pc_markdown(table.reset_index(), frames, PAPER_LLC_PC, LLC_PC_SOURCE)
-    assert "| glass | 70.27 (18) | 71.00 ± 1.41 (2) | 67.00 ± 2.83 (2.5) | 67.86 (30) | 55.00 ± 7.07 (1) |" in md
+    assert "| glass | 70.27 (18) | 71.00 ± 1.41 (7) | 67.00 ± 2.83 (7.5) | 67.86 (30) | 55.00 ± 7.07 (6) |" in md
     assert "| glass | 99.00% | 99.00% | 99.00% | 1.0000 ± 0.0000 | 0.9800 ± 0.0000 |" in md

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip,svm_vector_linear]",
         "n_splits=3", "cv_folds=3", "incremental={schemes: [scheme_ii], datasets: [aural_sonar]}",
-        "online_kde={datasets: [iris]}"]
+        "online_kde={datasets: [iris]}", "llc_pc={datasets: [glass], n_partitions: 1}",
+        "twoway_gmm={datasets: [sonar_mcar5], n_components: [1, 2], n_clusters: [4, 8]}"]
 #: (data set, method) pairs of TINY: the vector method runs on Sonar only
 TINY_PAIRS = [(d, m) for d in ("aural_sonar", "sonar") for m in ("knn", "kernel_hlm", "svm_kernel_clip")] + [
     ("sonar", "svm_vector_linear")]
@@ -93,11 +94,12 @@ def test_dry_run_of_default_config(project):
                    "svm_features_rbf", "svm_knn", "psvm"):
         assert counts[method] == 13
     # methods on raw vectors: the eight data sets of kind: vectors; the others are skipped, with a message
-    for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv"):
+    for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv", "llc_pc_mpe", "llc_pc_kmeans",
+                   "twoway_gmm", "mda"):
         assert counts[method] == 8
-    assert ("hlm: skipping method(s) kde_cv, odkde, okde, svm_vector_linear, svm_vector_rbf on data set(s) "
-            "aural_sonar, gunpoint, house_votes, protein, voting: they need feature vectors (kind: vectors)"
-            ) in proc.stderr
+    assert ("hlm: skipping method(s) kde_cv, llc_pc_kmeans, llc_pc_mpe, mda, odkde, okde, svm_vector_linear, "
+            "svm_vector_rbf, twoway_gmm on data set(s) aural_sonar, gunpoint, house_votes, protein, voting: they "
+            "need feature vectors (kind: vectors)") in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
     for scheme in ("scheme_i", "scheme_ii", "retrain"):
         assert counts[f"incremental_{scheme}"] == 13
@@ -106,6 +108,9 @@ def test_dry_run_of_default_config(project):
     assert counts["incremental_report"] == 1
     # the odKDE paper's protocol on the run's data sets of its Table 1
     assert counts["online_kde"] == 3 and counts["online_kde_report"] == 1
+    # the LLC-PC paper's protocol on Glass; the two-way GMM's grid on Sonar, Sonar with missing values, digits
+    assert counts["llc_pc"] == 1 and counts["llc_pc_report"] == 1
+    assert counts["twoway_gmm_grid"] == 3 and counts["twoway_gmm_report"] == 1
 
 
 def test_end_to_end_outputs(tiny_run):
@@ -158,6 +163,18 @@ def test_end_to_end_outputs(tiny_run):
     assert len(online) == 4 * (3 * 3 + 2) and online.accuracy.between(80, 100).all()  # odKDE, its means variant, oKDE
     assert "| odKDE | " in (md := (project / "results/tables/online_kde.md").read_text()) and "paper 97 [6.5]" in md
     assert "| odKDE (cost at the means) | " in md
+    # the LLC-PC paper's protocol on one Glass partition: K = 6..40 on the path, and the CV's K, per method
+    llc = pd.read_parquet(project / "results/llc_pc/glass.parquet")
+    for method in ("llc_pc_mpe", "llc_pc_kmeans"):
+        rows = llc[llc.method == method]
+        assert rows[rows.selection == "path"].n_subclasses.tolist() == list(range(6, 41))
+        assert (rows.selection == "cv").sum() == 1 and rows.accuracy.between(40, 90).all()
+    assert "| glass | 70.27 (18) | " in (project / "results/tables/llc_pc.md").read_text()
+    # the two-way GMM's grid on Sonar with 5% of its values missing (no distance matrix): 3 splits
+    grid = pd.read_parquet(project / "results/twoway_gmm/sonar_mcar5.parquet")
+    assert len(grid) == 3 * (2 * 2 + 2 + 2) and grid.error.between(0, 50).all()
+    assert not (project / "results/distances/sonar_mcar5.parquet").exists()
+    assert "### sonar_mcar5" in (project / "results/tables/twoway_gmm.md").read_text()
 
 
 def test_jobs_run_the_checkouts_own_code(tiny_run):
@@ -274,6 +291,20 @@ def test_online_kde_on_distances_is_one_line_error(project):
     assert proc.returncode == 2
     assert ("hlm: error: config: field 'online_kde.datasets': voting not of kind vectors; the online KDE "
             "protocol needs feature vectors") in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("config,message", [
+    ("llc_pc={datasets: [protein]}", "field 'llc_pc.datasets': protein not of kind vectors; the LLC-PC protocol "
+                                     "needs feature vectors"),
+    ("datasets=[sonar_mcar5]", "field 'datasets': sonar_mcar5 keep missing values (missing: keep) and have no "
+                               "distance matrix; list them under twoway_gmm.datasets only"),
+])
+def test_protocol_and_missing_value_configs_are_one_line_errors(project, config, message):
+    """A distance data set in a vector protocol, and a data set with missing values in the comparison (it has
+    no distance matrix), fail before any job, naming the data set."""
+    proc = snakemake(project, "--dry-run", "--config", config, check=False)
+    assert proc.returncode == 2 and f"hlm: error: config: {message}" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 

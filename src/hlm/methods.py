@@ -35,11 +35,15 @@ class MethodSpec:
     not_run: tuple[str, ...] = ()
     posteriors: bool = False  # predict_proba is a posterior (eq. 6), stored with predictions
     parallel_cv: bool = False  # costly CV: the job gets several threads (worker processes for the folds)
-    default_grid: dict = field(default_factory=dict)
+    #: {name: values}, or a list of such dicts (scikit-learn's ParameterGrid) to fix the order of the points
+    default_grid: dict | list = field(default_factory=dict)
     default_fixed: dict = field(default_factory=dict)  # what makes the method (e.g. its clustering)
     #: a method whose CV this one extends: its recorded CV errors of the shared grid points are
     #: reused when its estimator, seed and folds are the same (hlm.evaluation.reuse)
     cv_from: str | None = None
+    #: z-score the features inside the estimator (its ``standardize``) where the registry standardizes the
+    #: data set (features in mixed units): for models whose parameters are shared across features
+    standardize_as_registry: bool = False
 
     def make(self, fixed: dict | None = None):
         """A fresh estimator with the method's own and the configured fixed hyper-parameters set."""
@@ -264,6 +268,8 @@ METHODS.update(
 SUBCLASS_GRID = list(range(1, 41))  # simplest first: CV ties go to the smaller K
 TWOWAY_COMPONENTS_GRID = [1, 2, 4, 6, 8, 10]  # per class
 TWOWAY_CLUSTERS_GRID = [4, 8, 12, 16, 24, 36, 48, 56]  # those at or above the dimension are MDA (spec 3.6)
+#: simplest first, M before L (spec 5): CV ties go to fewer components, then fewer clusters
+TWOWAY_GRID = [{"n_components": [m], "n_clusters": TWOWAY_CLUSTERS_GRID} for m in TWOWAY_COMPONENTS_GRID]
 METHODS.update(
     {
         "llc_pc_mpe": MethodSpec(id="llc_pc_mpe", label="LLC-PC (Greedy-MPE)", input="vectors",
@@ -276,12 +282,11 @@ METHODS.update(
                                     default_fixed={"subclassing": "kmeans"}, parallel_cv=True),
         "twoway_gmm": MethodSpec(id="twoway_gmm", label="two-way GMM", input="vectors", posteriors=True,
                                  estimator="hlm.models.twoway_gmm:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
-                                 default_grid={"n_components": TWOWAY_COMPONENTS_GRID,
-                                               "n_clusters": TWOWAY_CLUSTERS_GRID}, parallel_cv=True),
+                                 default_grid=TWOWAY_GRID, parallel_cv=True, standardize_as_registry=True),
         "mda": MethodSpec(id="mda", label="MDA (n.v.c.)", input="vectors", posteriors=True,
                           estimator="hlm.models.twoway_gmm:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
                           default_grid={"n_components": TWOWAY_COMPONENTS_GRID},
-                          default_fixed={"n_clusters": None}, parallel_cv=True),
+                          default_fixed={"n_clusters": None}, parallel_cv=True, standardize_as_registry=True),
     }
 )
 

@@ -85,7 +85,7 @@ if _NO_VECTORS:
     print("hlm: skipping incremental scheme(s) " + ", ".join(_NO_VECTORS) + " on the data sets not of kind "
           "vectors: they need feature vectors", file=sys.stderr)
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
-MIXTURE_METHODS = [m for m in RUN_METHODS if "n_components" in METHODS[m].default_grid]
+MIXTURE_METHODS = [m for m in RUN_METHODS if METHODS[m].estimator == "hlm.models.mixture_hlm:MixtureHLM"]
 EXPERIMENT = config["mlflow"]["experiment"]
 
 # MLflow: an embedded SQLite store in the working directory unless the user

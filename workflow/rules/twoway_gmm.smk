@@ -1,11 +1,11 @@
 # The two-way GMM's grid protocol (dissertation chapter 2, Tables 2.1-2.3; docs/twoway-gmm-spec.md
-# section 8), a rule of its own: on the project's random 80/20 splits, the two-way GMM at every
-# (components per class, variable clusters) and MDA at every number of components, each refitted and
-# tested, plus both chosen by 10-fold CV. results/twoway_gmm/{dataset}.parquet per data set, and
+# section 8), a rule of its own (twoway_gmm_grid: the method twoway_gmm has its evaluate rule): on the
+# project's random 80/20 splits, the two-way GMM at every (components per class, variable clusters) and
+# MDA at every number of components, each refitted and tested, plus both chosen by 10-fold CV. results/twoway_gmm/{dataset}.parquet per data set, and
 # results/tables/twoway_gmm.{csv,md} in the chapter's layout.
 
 
-rule twoway_gmm:
+rule twoway_gmm_grid:
     input:
         raw=dataset_raw_files,  # the vectors are read from the registry entry (NaN kept: missing-data EM)
         code=src(*protocol_sources("twoway_gmm")),

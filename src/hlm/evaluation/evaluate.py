@@ -66,6 +66,8 @@ def evaluate_method(
     """
     method = METHODS[method_id]
     labels = artifact.labels
+    if method.standardize_as_registry and "standardize" not in (fixed_params or {}):
+        fixed_params = {**(fixed_params or {}), "standardize": bool(artifact.metadata.get("standardize"))}
     grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params, "cv_fixed": cv_fixed_params})
     estimator = method.make(fixed_params)
     X, wrapped = method_input(artifact, method_id)
@@ -193,13 +195,13 @@ def _fitted_summary(model) -> dict:
     out = {}
     inner = getattr(model, "estimator_", None)  # SimilarityFromDistances: also the wrapped model's
     for name in ("shape_", "scale_", "shape_mle_", "n_prototypes_", "upper_bound_", "gamma_",
-                 "negative_eigenfraction_"):
+                 "negative_eigenfraction_", "n_subclasses_", "n_clusters_effective_"):
         value = getattr(model, name, getattr(inner, name, None))
         if value is None:
             continue
         value = np.asarray(value, dtype=np.float64)
         if value.ndim == 0 and np.isfinite(value):  # shape_mle_ is NaN when the shape is fixed
-            out[name.rstrip("_")] = int(value) if name == "n_prototypes_" else float(value)
+            out[name.rstrip("_")] = int(value) if name in ("n_prototypes_", "n_subclasses_") else float(value)
         elif value.ndim == 1 and np.isfinite(value).all():  # per-class shapes
             out[name.rstrip("_")] = value.tolist()
     return out

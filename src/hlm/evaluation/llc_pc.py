@@ -50,12 +50,13 @@ def run_llc_pc(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_fold
                n_jobs: int = 1) -> pd.DataFrame:
     """Rows (partition, method, selection 'path'|'cv', n_subclasses, accuracy %, mpe, ...).
 
-    'path' rows: one fit to ``k_max`` on the training part, tested at every K = 1..k_max (K below the
-    class count is clipped to it, as the estimator does); 'cv' rows: K chosen by the inner CV over the
-    same range, refitted and tested (fit_seconds includes the CV). ``partitions``: run only these (tests).
+    'path' rows: one fit to ``k_max`` on the training part, tested at every K from the class count N to
+    ``k_max`` (the paper's "1 to 40": a K below N is N, one subclass per class); 'cv' rows: K chosen by the
+    inner CV over the same range, refitted and tested (fit_seconds includes the CV). ``partitions``: run only
+    these (tests).
     """
     y = np.asarray(y)
-    ks = list(range(1, k_max + 1))
+    ks = list(range(len(np.unique(y)), k_max + 1))
     rows = []
     for index in partitions if partitions is not None else range(n_partitions):
         train, test = partition(y, dataset, seed, index)

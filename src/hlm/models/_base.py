@@ -349,5 +349,6 @@ def standard_scale(X: np.ndarray, standardize: bool = True) -> tuple[np.ndarray,
     """(mean, sd) of each feature of X, a constant feature keeping sd 1; (0, 1) without ``standardize``."""
     if not standardize:
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
-    sd = X.std(axis=0)
-    return X.mean(axis=0), np.where(sd > 0, sd, 1.0)
+    constant = np.ptp(X, axis=0) == 0  # exactly: the sd of a constant 0.1 column is 1.4e-17, not 0
+    mean = np.where(constant, X[0], X.mean(axis=0))
+    return mean, np.where(constant, 1.0, X.std(axis=0))

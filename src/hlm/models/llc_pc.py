@@ -203,8 +203,7 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
         if constant.all():
             raise DataError(f"fit: every feature of X is constant over the {X.shape[0]} objects; "
                             "LLC-PC has nothing to separate the classes with")
-        self.mean_, self.scale_ = standard_scale(X)
-        self.mean_[constant], self.scale_[constant] = X[0, constant], 1.0
+        self.mean_, self.scale_ = standard_scale(X)  # a constant feature: its value and scale 1
         if constant.any():
             warnings.warn(f"LLC-PC: feature(s) {', '.join(map(str, np.flatnonzero(constant)))} are constant in the "
                           "fit set; they are 0 after centring and change no pairwise classifier", UserWarning,
