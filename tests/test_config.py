@@ -56,7 +56,7 @@ def test_bad_config_is_one_line_error(changes, message):
 SCALE_ONLY = {"letter", "satellite"}
 #: entries only the papers' own protocols read, from their vectors: Ringnorm (7,400 generated objects) and Sonar
 #: with missing values (no distance matrix) always; digits and DNA's indicators not in the comparison yet (their
-#: 1,797 and 3,186 objects would add hours to the full profile, issue 20)
+#: 1,797 and 3,186 objects would add hours to the full profile)
 PROTOCOL_ONLY = {"ringnorm", "ringnorm_mlbench", "sonar_mcar5", "digits", "dna_indicators"}
 
 
