@@ -412,3 +412,5 @@ def test_standard_scale_finds_constant_features_exactly():
     mean, scale = standard_scale(X)
     assert mean.tolist() == [0.1, 3.0] and scale.tolist() == [1.0, 2.0]
     assert np.abs((np.array([[0.2, 0.0]]) - mean) / scale).max() < 2
+    _, scale = standard_scale(np.array([[1e-170], [0.0], [0.0]]))  # varies, but its sd underflows to 0
+    assert scale.tolist() == [1.0]

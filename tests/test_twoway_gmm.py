@@ -444,3 +444,18 @@ def test_estimator_conventions_and_reproducibility():
         warnings.simplefilter("ignore")
         np.testing.assert_array_equal(cv_errors(est, X, y, grid, folds, n_jobs=1),
                                       cv_errors(est, X, y, grid, folds, n_jobs=2))
+
+
+def test_standardize_keeps_a_constant_feature_at_scale_one():
+    """A feature constant at 0.1 over the fit set (its float sd is ~1e-17, not 0) keeps scale 1 and its value
+    as the mean, so a test value of 0.2 there moves the log-density by a bounded amount, not by 1e30."""
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], 40)
+    X = np.column_stack([rng.normal(size=80) + 2.0 * y, np.full(80, 0.1)])
+    with pytest.warns(UserWarning):
+        model = TwoWayGMMClassifier(n_components=1, n_clusters=None, standardize=True, random_state=0).fit(X, y)
+    assert model.feature_scale_[1] == 1.0 and model.feature_mean_[1] == 0.1
+    test = np.array([[0.0, 0.1], [0.0, 0.2]])
+    proba = model.predict_proba(test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.predict(test).tolist() == [0, 0]

@@ -66,7 +66,7 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
-# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm) run on these data sets (default: the
+# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm_grid) run on these data sets (default: the
 # run's among that paper's); they read feature vectors.
 PROTOCOL_DATASETS = {p: list(config[p].get("datasets", [d for d in DATASETS if d in paper]))
                      for p, paper in PROTOCOL_PAPER_DATASETS.items()}

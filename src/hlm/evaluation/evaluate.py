@@ -190,6 +190,10 @@ def _exported_model(model, ids: np.ndarray, train: np.ndarray) -> str | None:
     return json.dumps(exported)
 
 
+#: fitted attributes recorded under another name than their hyper-parameter's (the chosen K is kept)
+FITTED_NAMES = {"n_subclasses_": "n_subclasses_effective"}
+
+
 def _fitted_summary(model) -> dict:
     """Estimated quantities worth recording with the CV choice (e.g. Kernel HLM's s, b)."""
     out = {}
@@ -201,7 +205,8 @@ def _fitted_summary(model) -> dict:
             continue
         value = np.asarray(value, dtype=np.float64)
         if value.ndim == 0 and np.isfinite(value):  # shape_mle_ is NaN when the shape is fixed
-            out[name.rstrip("_")] = int(value) if name in ("n_prototypes_", "n_subclasses_") else float(value)
+            key = FITTED_NAMES.get(name, name.rstrip("_"))
+            out[key] = int(value) if name in ("n_prototypes_", "n_subclasses_") else float(value)
         elif value.ndim == 1 and np.isfinite(value).all():  # per-class shapes
             out[name.rstrip("_")] = value.tolist()
     return out

@@ -350,5 +350,6 @@ def standard_scale(X: np.ndarray, standardize: bool = True) -> tuple[np.ndarray,
     if not standardize:
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
     constant = np.ptp(X, axis=0) == 0  # exactly: the sd of a constant 0.1 column is 1.4e-17, not 0
+    sd = X.std(axis=0)
     mean = np.where(constant, X[0], X.mean(axis=0))
-    return mean, np.where(constant, 1.0, X.std(axis=0))
+    return mean, np.where(constant | ~(sd > 0), 1.0, sd)  # sd 0 also where tiny values underflow

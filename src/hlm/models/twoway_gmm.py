@@ -167,7 +167,9 @@ class TwoWayGMMClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, Base
         """Standardise (optional), subtract the grand mean; set the variance floor; warn on constant features."""
         if self.standardize:
             sd = np.nanstd(X, axis=0)
-            self.feature_mean_, self.feature_scale_ = np.nanmean(X, axis=0), np.where(sd > 0, sd, 1.0)
+            constant = np.nanmax(X, axis=0) == np.nanmin(X, axis=0)  # exactly: a 0.1 column's sd is ~1e-17
+            self.feature_mean_ = np.where(constant, np.nanmax(X, axis=0), np.nanmean(X, axis=0))
+            self.feature_scale_ = np.where(constant | ~(sd > 0), 1.0, sd)
         else:
             self.feature_mean_, self.feature_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
         Xs = (X - self.feature_mean_) / self.feature_scale_

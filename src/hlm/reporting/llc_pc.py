@@ -59,8 +59,8 @@ def llc_pc_markdown(table: pd.DataFrame, frames: dict, paper: dict, source: str)
     n = ", ".join(f"{d}: {int(table[table.dataset == d].n_partitions.max())}" for d in frames)
     caption = (f"Test accuracy [%] of LLC-PC (linear SVM, C = 100, voting) over random stratified partitions "
                f"({n}; the paper used 100), mean ± sd over the partitions. 'Optimal' is the paper's: the best K "
-               f"= 1..40 of the mean accuracy curve, chosen on the test parts; 'CV' chooses K by 10-fold CV on "
-               f"each training part. Paper: {source}; HC and EM are not run here.")
+               f"= N..40 (N classes; a smaller K is N) of the mean accuracy curve, chosen on the test parts; "
+               f"'CV' chooses K by 10-fold CV on each training part. Paper: {source}; HC and EM are not run here.")
     return "\n".join([caption, "", *lines, "", equivalence_markdown(frames)])
 
 
