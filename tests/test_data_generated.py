@@ -15,6 +15,7 @@ from hlm.data.generated import generate, generated_sha256, ringnorm, ringnorm_ba
 from hlm.data.prepare import load_vectors, prepare_dataset
 from hlm.data.registry import load_registry, validate_entry
 from hlm.errors import ConfigError, DataError
+from messages import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 RINGNORM = load_registry(ROOT / "config" / "datasets.yaml", names=["ringnorm_mlbench"])["ringnorm_mlbench"]
@@ -24,11 +25,6 @@ ENTRY = {"format": "generated", "generator": "ringnorm", "n_objects": 40, "n_fea
          "kind": "vectors", "distance": "euclidean"}
 
 
-def one_line(exc, *needles):
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    for needle in needles:
-        assert needle in msg, msg
 
 
 @pytest.fixture(scope="module")

@@ -14,17 +14,13 @@ from hlm.data.prepare import load_vectors, prepare_dataset
 from hlm.data.registry import RemoveAtRandom, load_registry, validate_entry
 from hlm.data.validation import DataWarning
 from hlm.errors import ConfigError, DataError
+from messages import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry(ROOT / "config" / "datasets.yaml", names=["sonar", "sonar_mcar5"])
 CSV = {"path": "t.csv", "format": "csv", "kind": "vectors", "distance": "euclidean", "label_column": "cls"}
 
 
-def one_line(exc, *needles):
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    for needle in needles:
-        assert needle in msg, msg
 
 
 def spec(**entry):

@@ -17,6 +17,7 @@ from hlm.data.prepare import file_sha256, load_vectors, prepare_dataset
 from hlm.data.registry import load_registry, validate_entry
 from hlm.data.validation import DataWarning
 from hlm.errors import DataError
+from messages import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry(ROOT / "config" / "datasets.yaml")
@@ -32,11 +33,6 @@ S = np.array(
 Y = ["x", "x", "y", "y"]
 
 
-def one_line(exc, *needles):
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    for needle in needles:
-        assert needle in msg, msg
 
 
 def spec(name="mine", **entry):

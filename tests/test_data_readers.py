@@ -9,15 +9,11 @@ import scipy.io
 from hlm.data import readers
 from hlm.data.artifacts import DistanceArtifact, write_distances
 from hlm.errors import DataError
+from messages import one_line
 
 M = np.array([[1.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 1.0]])
 
 
-def one_line(exc, *needles):
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    for needle in needles:
-        assert needle in msg, msg
 
 
 # --- .mat -----------------------------------------------------------------

@@ -7,17 +7,12 @@ import yaml
 
 from hlm.data.registry import DatasetSpec, get_spec, load_registry
 from hlm.errors import ConfigError
+from messages import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"path": "data/raw/my.mat", "format": "mat", "matrix_key": "A", "labels_key": "C", "kind": "similarity"}
 
 
-def one_line(exc, *needles):
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    for needle in needles:
-        assert needle in msg, msg
-    return msg
 
 
 def write(tmp_path, entries, name="datasets.yaml"):

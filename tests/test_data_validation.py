@@ -7,17 +7,12 @@ import pytest
 
 from hlm.data.validation import DataWarning, align_labels, check_ids, check_labels, check_matrix
 from hlm.errors import DataError
+from messages import one_line
 
 WHERE = "dataset 'x' (data/raw/x.mat)"
 KW = {"name": "x", "path": "data/raw/x.mat"}
 
 
-def one_line(exc, *needles):
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    assert msg.startswith(WHERE + ": "), msg
-    for needle in needles:
-        assert needle in msg, msg
 
 
 def test_good_matrix_passes_unchanged():

@@ -45,6 +45,7 @@ from numbers import Number
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from hlm.data.validation import nonfinite
 from hlm.errors import DataError, HLMError
@@ -198,8 +199,6 @@ class PrecomputedClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, Ba
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            from sklearn.exceptions import NotFittedError
-
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
 
     def _check_predict_input(self, D) -> np.ndarray:
@@ -303,13 +302,18 @@ def _check_label_types(y: np.ndarray) -> None:
                         "give every label one type, e.g. all strings")
 
 
-def _as_matrix(D, what: str, kind: str = "distance") -> np.ndarray:
+def _numeric_matrix(D, what: str) -> np.ndarray:
     try:
         D = np.asarray(D, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise DataError(f"{what}: not a numeric matrix ({exc})") from None
     if D.ndim != 2:
         raise DataError(f"{what}: expected a 2-D matrix, got {D.ndim}-D")
+    return D
+
+
+def _as_matrix(D, what: str, kind: str = "distance") -> np.ndarray:
+    D = _numeric_matrix(D, what)
     if D.size and _all_valid(D, kind):  # fast; the checks below name a bad entry
         return D
     bad = nonfinite(D)
@@ -337,11 +341,27 @@ def _all_valid(D: np.ndarray, kind: str) -> bool:
 _INF_BITS = np.uint64(0x7FF0000000000000)
 
 
-def as_vectors(X, what: str) -> np.ndarray:
-    """Feature vectors X as a finite, non-empty float64 2-D array, else a one-line DataError."""
-    X = _as_matrix(X, what, kind="vectors")  # any finite value (the similarity rule)
+def as_vectors(X, what: str, allow_nan: bool = False) -> np.ndarray:
+    """Feature vectors X as a finite, non-empty float64 2-D array, else a one-line DataError;
+    ``allow_nan``: NaN (a missing value) passes, +-inf does not."""
+    if not allow_nan:
+        X = _as_matrix(X, what, kind="vectors")  # any finite value (the similarity rule)
+    elif np.isinf(X := _numeric_matrix(X, what)).any():
+        i, j = np.argwhere(np.isinf(X))[0]
+        raise DataError(f"{what}: {int(np.isinf(X).sum())} infinite entries, first at [{i}, {j}]")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise DataError(f"{what}: empty matrix {X.shape[0]} x {X.shape[1]}")
+    return X
+
+
+def fitted_vectors(estimator, X, fitted: str, what: str = "predict: X", allow_nan: bool = False) -> np.ndarray:
+    """X for a fitted estimator on feature vectors: NotFittedError before fit (``fitted``: an attribute fit
+    sets), then ``as_vectors`` and the fitted feature count (one-line DataErrors)."""
+    if not hasattr(estimator, fitted):
+        raise NotFittedError(f"{type(estimator).__name__} is not fitted yet; call fit first")
+    X = as_vectors(X, what, allow_nan)
+    if X.shape[1] != estimator.n_features_in_:
+        raise DataError(f"{what} has {X.shape[1]} features; the model was fitted on {estimator.n_features_in_}")
     return X
 
 

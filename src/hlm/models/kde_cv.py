@@ -14,13 +14,11 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.neighbors import KernelDensity
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, standard_scale
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, fitted_vectors, standard_scale
 
 #: the CV grid of h (standardised features), spec 8
 BANDWIDTHS = np.geomspace(0.02, 3.0, 26)
@@ -80,11 +78,7 @@ class KDEClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstima
 
     def decision_function(self, X) -> np.ndarray:
         """log pi_c + log p(x | c), one column per class."""
-        if not hasattr(self, "densities_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        X = as_vectors(X, "predict: X")
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"predict: X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}")
+        X = fitted_vectors(self, X, "densities_")
         Xs = (X - self.mean_) / self.scale_
         return np.column_stack([lp + kde.score_samples(Xs) for lp, kde in zip(self.class_log_prior_,
                                                                                self.densities_)])

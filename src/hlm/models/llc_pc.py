@@ -15,11 +15,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, standard_scale
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, fitted_vectors, standard_scale
 from hlm.models._grid import group_grid
 from hlm.models.llc_pc_coupling import combine, couple, pair_probabilities, provable
 from hlm.models.llc_pc_subclasses import GreedyMPEPath, KMeansPath, PairStore
@@ -274,11 +273,7 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
 
     # ---------------------------------------------------------------- predict
     def _standardise(self, X) -> np.ndarray:
-        if not hasattr(self, "coef_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        X = as_vectors(X, "predict: X")
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"predict: X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}")
+        X = fitted_vectors(self, X, "coef_")
         return (X - self.mean_) / self.scale_
 
     def _combine(self, f: np.ndarray, first, second, sub_class, combination: str, platt):

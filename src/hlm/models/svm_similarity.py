@@ -27,17 +27,17 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from hlm.errors import DataError
 from hlm.models._base import (
     CachedParamNames,
     FastPathMixin,
     SimilarityClassifier,
     as_vectors,
     fit_classes,
+    fitted_vectors,
     standard_scale,
 )
 from hlm.models._grid import group_grid
@@ -364,11 +364,5 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         return self
 
     def predict(self, X):
-        if not hasattr(self, "classes_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        X = as_vectors(X, "predict: X")
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(
-                f"predict: X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}"
-            )
+        X = fitted_vectors(self, X, "classes_")
         return self.classes_[self.svc_.predict((X - self.mean_) / self.scale_)]

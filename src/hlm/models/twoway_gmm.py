@@ -22,14 +22,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
 from hlm.evaluation.seeds import derive_seed
-from hlm.models._base import CachedParamNames, FastPathMixin, fit_classes
+from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, fitted_vectors
 from hlm.models.twoway_gmm_em import (
     ClassData,
     GEMResult,
@@ -147,7 +147,7 @@ class TwoWayGMMClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, Base
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         self._validate_params()
-        X = as_vectors_nan(X, "fit: X")
+        X = as_vectors(X, "fit: X", allow_nan=True)
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = p = X.shape[1]
         K = len(self.classes_)
@@ -307,11 +307,7 @@ class TwoWayGMMClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, Base
 
     # ------------------------------------------------------------------ predict
     def _transform(self, X, what: str) -> np.ndarray:
-        if not hasattr(self, "params_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        X = as_vectors_nan(X, what)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"{what} has {X.shape[1]} features; the model was fitted on {self.n_features_in_}")
+        X = fitted_vectors(self, X, "params_", what, allow_nan=True)
         if self.covariance == "full" and np.isnan(X).any():
             raise DataError(f"{what} has missing values; covariance='full' has no missing-data rule (use 'diag')")
         return (X - self.feature_mean_) / self.feature_scale_ - self.shift_
@@ -381,23 +377,6 @@ class TwoWayGMMClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, Base
 
 
 # ---------------------------------------------------------------------- helpers
-def as_vectors_nan(X, what: str) -> np.ndarray:
-    """Feature vectors as a non-empty float64 2-D array; NaN (missing) allowed, +-inf a one-line DataError."""
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{what}: not a numeric matrix ({exc})") from None
-    if X.ndim != 2:
-        raise DataError(f"{what}: expected a 2-D matrix, got {X.ndim}-D")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{what}: empty matrix {X.shape[0]} x {X.shape[1]}")
-    inf = np.isinf(X)
-    if inf.any():
-        i, j = np.argwhere(inf)[0]
-        raise DataError(f"{what}: {int(inf.sum())} infinite entries, first at [{i}, {j}]")
-    return X
-
-
 def _check_missing(missing: np.ndarray, y_idx: np.ndarray, classes: np.ndarray, covariance: str) -> None:
     """Spec 4: DataError for NaN with "full", an all-missing fit row, or a variable missing in a whole class."""
     if not missing.any():
