@@ -116,7 +116,7 @@ def test_generated_entry_in_a_registry_file(tmp_path):
 @pytest.mark.parametrize("changes, needle", [
     ({"path": "x.csv"}, "field 'path' is not allowed with format aeon/generated"),
     ({"seed": None}, "field 'seed' is required with format generated"),
-    ({"generator": "twonorm"}, "field 'generator' must be one of ringnorm, ringnorm_delve (got 'twonorm')"),
+    ({"generator": "twonorm"}, "field 'generator' must be one of ringnorm, ringnorm_delve, waveform (got 'twonorm')"),
     ({"kind": "similarity", "distance": None}, "field 'kind' must be one of vectors with format generated"),
     ({"label_column": "Class"}, "field 'label_column' is not allowed with format generated"),
     ({"factors": "numbers"}, "field 'factors' is not allowed with format generated"),
@@ -159,3 +159,62 @@ def test_delve_variant_differs_only_in_the_shift():
     assert entry.generator == "ringnorm_delve"
     rec = load_vectors(entry, ROOT)
     assert generated_sha256(rec.features, rec.labels) == entry.sha256
+
+
+# Waveform (docs/subspace-gmm-spec.md; data/README.md): parameter recovery from a large draw.
+
+
+@pytest.fixture(scope="module")
+def waveform_draw():
+    from hlm.data.generated import waveform
+
+    return waveform(30_000, 21, seed=5)
+
+
+def test_waveform_base_waves_are_the_triangles():
+    from hlm.data.generated import waveform_bases
+
+    h = waveform_bases()
+    assert h.shape == (3, 21)
+    # peaks of height 6 at j = 11, 15, 7 (1-based), support 11 values wide, h2 and h3 are h1 shifted by 4
+    assert [int(np.argmax(w)) + 1 for w in h] == [11, 15, 7] and np.all(h.max(axis=1) == 6)
+    assert np.array_equal(h[1, 4:], h[0, :-4]) and np.array_equal(h[2, :-4], h[0, 4:])
+    assert np.all((h > 0).sum(axis=1) == 11)
+
+
+def test_waveform_class_moments_match_the_model(waveform_draw):
+    """Class k = u h_a + (1-u) h_b + e: mean (h_a + h_b)/2, covariance I + (h_a - h_b)(h_a - h_b)^T / 12.
+
+    Tolerances: 5 standard errors of each mean (sd / sqrt(n_k)) and, for the covariance entries, 5 SE of a
+    sample covariance of Gaussian-like variables (sqrt((s_ii s_jj + s_ij^2) / n_k))."""
+    from hlm.data.generated import WAVEFORM_PAIRS, waveform_bases
+
+    X, y = waveform_draw
+    h = waveform_bases()
+    sizes = [int((y == str(k + 1)).sum()) for k in range(3)]
+    # equally likely classes: each count within 5 binomial SEs of n/3
+    n = len(y)
+    assert all(abs(m - n / 3) < 5 * np.sqrt(n * (1 / 3) * (2 / 3)) for m in sizes)
+    for k, (a, b) in enumerate(WAVEFORM_PAIRS):
+        Xk = X[y == str(k + 1)]
+        nk = len(Xk)
+        diff = h[a] - h[b]
+        cov = np.eye(21) + np.outer(diff, diff) / 12.0
+        sd = np.sqrt(np.diag(cov))
+        assert np.all(np.abs(Xk.mean(axis=0) - (h[a] + h[b]) / 2) < 5 * sd / np.sqrt(nk))
+        se = np.sqrt((np.outer(np.diag(cov), np.diag(cov)) + cov**2) / nk)
+        assert np.all(np.abs(np.cov(Xk, rowvar=False) - cov) < 5 * se)
+
+
+def test_waveform_registry_entry_draws_its_pinned_sha():
+    entry = load_registry(ROOT / "config" / "datasets.yaml", names=["waveform"])["waveform"]
+    g = generate(entry.generator, entry.n_objects, entry.n_features, entry.seed)
+    assert g.sha256 == entry.sha256 and g.X.shape == (800, 21)
+    assert load_vectors(entry).X.shape == (800, 21)
+
+
+def test_waveform_needs_21_features():
+    from hlm.data.generated import waveform
+
+    with pytest.raises(ValueError, match="21"):
+        waveform(10, 20, seed=0)

@@ -27,6 +27,16 @@ measured). Bayes error about 1.2 % at d = 20.
 The subset is ``permutation(n)[:floor(n/2)]``; then class "1"'s rows, then
 class "2"'s, are drawn row by row in index order. R's stream cannot be
 reproduced, so the objects are not R's, only their distribution is.
+
+``waveform`` (Breiman, Friedman, Olshen & Stone 1984, *Classification and Regression Trees*, pp. 49-55;
+as Hastie, Tibshirani & Friedman, *The Elements of Statistical Learning*, the mixture-discriminant example
+the dissertation's chapter 4 cites): 21 features, three equally likely classes, each a random convex
+combination of two of the three triangular base waves h1(j) = max(6 - |j - 11|, 0), h2(j) = h1(j - 4),
+h3(j) = h1(j + 4), j = 1..21, plus N(0, 1) noise in every feature: class "1" is u h1 + (1 - u) h2,
+class "2" u h1 + (1 - u) h3, class "3" u h2 + (1 - u) h3, u ~ U(0, 1) per object. Bayes error about 14 %.
+Draw order: the n classes (``randint(3, size=n)``), the n u's, then the n x 21 noise matrix row by row.
+UCI's generator names the waves differently (peaks at 7, 15 and 11); its three classes are the same three
+pairs of waves, so the two differ only in the class names. ``n_features`` must be 21.
 """
 
 from __future__ import annotations
@@ -73,7 +83,34 @@ def ringnorm_bayes(X: np.ndarray, shift: float = 1.0) -> np.ndarray:
     return np.where(far > near, "2", "1").astype(object)
 
 
-GENERATORS = {"ringnorm": ringnorm, "ringnorm_delve": ringnorm_delve}
+def waveform_bases() -> np.ndarray:
+    """(3, 21) base waves h1, h2, h3 of Breiman's waveform: h1(j) = max(6 - |j - 11|, 0), h2(j) = h1(j - 4),
+    h3(j) = h1(j + 4), j = 1..21."""
+    j = np.arange(1, 22, dtype=np.float64)
+    h1 = np.maximum(6.0 - np.abs(j - 11.0), 0.0)
+    return np.vstack([h1, np.maximum(6.0 - np.abs(j - 15.0), 0.0), np.maximum(6.0 - np.abs(j - 7.0), 0.0)])
+
+
+#: the two base waves (indices into waveform_bases) whose mixture makes each class "1", "2", "3"
+WAVEFORM_PAIRS = ((0, 1), (0, 2), (1, 2))
+
+
+def waveform(n_objects: int, n_features: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(X, labels) of Breiman's waveform (module docstring), from ``RandomState(seed)``."""
+    if int(n_features) != 21:
+        raise ValueError(f"waveform: n_features must be 21, not {n_features}")
+    rs = np.random.RandomState(seed)
+    n = int(n_objects)
+    y = rs.randint(3, size=n)
+    u = rs.uniform(0.0, 1.0, size=n)
+    noise = rs.normal(0.0, 1.0, size=(n, 21))
+    h = waveform_bases()
+    pairs = np.asarray(WAVEFORM_PAIRS)
+    X = u[:, None] * h[pairs[y, 0]] + (1.0 - u)[:, None] * h[pairs[y, 1]] + noise
+    return X, (y + 1).astype(str).astype(object)
+
+
+GENERATORS = {"ringnorm": ringnorm, "ringnorm_delve": ringnorm_delve, "waveform": waveform}
 
 
 def generated_sha256(X: np.ndarray, labels) -> str:
