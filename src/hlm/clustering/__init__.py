@@ -8,6 +8,10 @@ Methods: ``"vsh"`` (vertex substitution heuristic, best of ``n_init`` random
 starts), ``"gknn"`` (generalized k-means, k-center initialization), ``"ward"``
 (agglomerative, Ward's linkage on the symmetrized distances, SciPy's ward.D2
 update) or ``"ward_d"`` (the Lance-Williams update on the distances, ward.D).
+
+On feature vectors, :mod:`hlm.clustering.hmac` is HMAC, hierarchical mode association clustering by modal EM
+on Gaussian kernel densities (dissertation chapter 5, docs/hmac-spec.md), serial or on Dask. It is not
+imported here, so that the distance-based clustering's users (Mixture HLM) do not depend on its files.
 """
 
 from __future__ import annotations
