@@ -24,6 +24,8 @@ include: "workflow/rules/incremental.smk"
 include: "workflow/rules/online_kde.smk"
 include: "workflow/rules/llc_pc.smk"
 include: "workflow/rules/twoway_gmm.smk"
+include: "workflow/rules/hmac.smk"
+include: "workflow/rules/subspace_gmm.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/track.smk"
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = config_schema()
 DATASETS = {"aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna",
             "iris", "wine", "pima", "glass", "ionosphere", "breast_cancer", "vehicle", "satellite", "letter",
-            "digits", "dna_indicators", "sonar_mcar5", "ringnorm", "ringnorm_mlbench"}
+            "digits", "dna_indicators", "sonar_mcar5", "ringnorm", "ringnorm_mlbench", "waveform"}
 
 
 def _config(**changes):
@@ -57,7 +57,7 @@ SCALE_ONLY = {"letter", "satellite"}
 #: entries only the papers' own protocols read, from their vectors: Ringnorm (7,400 generated objects) and Sonar
 #: with missing values (no distance matrix) always; digits and DNA's indicators not in the comparison yet (their
 #: 1,797 and 3,186 objects would add hours to the full profile)
-PROTOCOL_ONLY = {"ringnorm", "ringnorm_mlbench", "sonar_mcar5", "digits", "dna_indicators"}
+PROTOCOL_ONLY = {"ringnorm", "ringnorm_mlbench", "sonar_mcar5", "digits", "dna_indicators", "waveform"}
 
 
 def test_default_and_full_profiles_list_the_registry():
@@ -70,6 +70,7 @@ def test_default_and_full_profiles_list_the_registry():
     assert set(full["online_kde"]["datasets"]) == {"iris", "wine", "pima", "letter"}
     assert set(full["llc_pc"]["datasets"]) == {"glass", "ringnorm"}
     assert set(full["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
+    assert set(full["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
     default = set(_config()["datasets"])
     assert {"aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "iris", "wine", "pima", "glass",
             "ionosphere", "breast_cancer", "vehicle"} <= default

@@ -208,6 +208,11 @@ EXPECTED_GRIDS = {
     "llc_pc_kmeans": {"n_subclasses": list(range(1, 41))},
     "twoway_gmm": [{"n_components": [m], "n_clusters": [4, 8, 12, 16, 24, 36, 48, 56]} for m in [1, 2, 4, 6, 8, 10]],
     "mda": {"n_components": [1, 2, 4, 6, 8, 10]},
+    "gmm_mpca": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
+    "gmm_mpca_mean": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
+    "gmm_mpca_sep": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
+    "mda_rr": {"n_components": [1, 3, 5], "rank": [1, 2, 4, 8]},
+    "mda_dr_mpca": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
 }
 EXPECTED_FIXED = {
     "kernel_hlm": {"round_shape": True},
@@ -227,6 +232,11 @@ EXPECTED_FIXED = {
     "llc_pc_kmeans": {"subclassing": "kmeans", "C": 100.0, "combination": "voting"},
     "twoway_gmm": {"covariance": "diag", "clustering": "class", "init": "random"},
     "mda": {"n_clusters": None, "covariance": "diag"},
+    "gmm_mpca": {"subspace": "mpca", "covariance": "full", "gamma": 60, "n_bandwidths": 20},
+    "gmm_mpca_mean": {"subspace": "mpca_mean", "covariance": "full", "gamma": 60},
+    "gmm_mpca_sep": {"subspace": "sep", "covariance": "full"},
+    "mda_rr": {"covariance": "full"},
+    "mda_dr_mpca": {"subspace": "mpca", "covariance": "full"},
 }
 
 

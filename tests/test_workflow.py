@@ -27,6 +27,8 @@ TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip
 TINY_FILE = """\
 llc_pc: {datasets: [glass], n_partitions: 1}
 twoway_gmm: {datasets: [sonar_mcar5], n_components: [1, 2], n_clusters: [4, 8]}
+hmac: {n_levels: 5}
+subspace_gmm: {datasets: [waveform], n_components: [2], n_dims: [2, 4], n_simulations: 2, n_train: 120, n_test: 100}
 """
 TINY_ARGS = ["--configfile", "config/config.yaml", "config/tiny.yaml", "--config", *TINY]
 #: (data set, method) pairs of TINY: the vector method runs on Sonar only
@@ -117,6 +119,9 @@ def test_dry_run_of_default_config(project):
     # the papers' protocols on the run's data sets among theirs: LLC-PC's on Glass, the two-way GMM's on Sonar
     assert counts["llc_pc"] == 1 and counts["llc_pc_report"] == 1
     assert counts["twoway_gmm_grid"] == 1 and counts["twoway_gmm_report"] == 1
+    # chapter 4's grid on Waveform (config/config.yaml) and Sonar; HMAC on the eight vector data sets
+    assert counts["subspace_gmm_grid"] == 2 and counts["subspace_gmm_report"] == 1
+    assert counts["hmac"] == 8 and counts["hmac_report"] == 1
 
 
 def test_end_to_end_outputs(tiny_run):
@@ -181,6 +186,17 @@ def test_end_to_end_outputs(tiny_run):
     assert len(grid) == 3 * (2 * 2 + 2 + 2) and grid.error.between(0, 50).all()
     assert not (project / "results/distances/sonar_mcar5.parquet").exists()
     assert "### sonar_mcar5" in (project / "results/tables/twoway_gmm.md").read_text()
+    # chapter 4's grid on two fresh Waveform simulations (generated: no file), 6 methods x 1 x 2 cells
+    sub = pd.read_parquet(project / "results/subspace_gmm/waveform.parquet")
+    assert len(sub) == 2 * 6 * 2 and sub.dropna(subset=["error"]).error.between(0, 45).all()
+    assert sub[sub.method == "gmm_mpca_sep"].error.isna().all()  # d - (K - 1) < 2: the chapter's NA
+    assert "## waveform" in (project / "results/tables/subspace_gmm.md").read_text()
+    assert (project / "results/figures/subspace_gmm_waveform.png").read_bytes()[:4] == b"\x89PNG"
+    # HMAC on the run's vector data set (Sonar) at the tiny config's 5 levels
+    levels = pd.read_parquet(project / "results/hmac/sonar.parquet")
+    assert len(levels) == 5 and levels.n_clusters.is_monotonic_decreasing
+    assert (project / "results/figures/hmac_sonar.png").read_bytes()[:4] == b"\x89PNG"
+    assert "## sonar" in (project / "results/tables/hmac.md").read_text()
 
 
 def test_jobs_run_the_checkouts_own_code(tiny_run):
@@ -205,7 +221,9 @@ def test_mlflow_runs(tiny_run):
     runs = _runs(project)
     parents = runs[runs["tags.hlm.role"] == "parent"]
     assert sorted(parents["tags.hlm.pair"]) == sorted(f"{d}/{m}" for d, m in TINY_PAIRS)
-    assert len(runs) == len(TINY_PAIRS) * (1 + 3) + 1  # + the incremental run
+    assert len(runs) == len(TINY_PAIRS) * (1 + 3) + 2  # + the incremental run and HMAC's
+    hmac = runs[runs["tags.hlm.role"] == "hmac"]
+    assert list(hmac["tags.hlm.pair"]) == ["sonar/hmac"] and hmac["metrics.n_levels"].iloc[0] == 5
     inc = runs[runs["tags.hlm.role"] == "incremental"]
     assert list(inc["tags.hlm.pair"]) == ["aural_sonar/scheme_ii"]
     from mlflow.tracking import MlflowClient

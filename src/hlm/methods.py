@@ -291,6 +291,40 @@ METHODS.update(
 )
 
 
+# -- Gaussian mixtures with subspace-constrained means (dissertation chapter 4; docs/subspace-gmm-spec.md):
+# GMM-MPCA, -MPCA-MEAN and -MPCA-SEP, and the chapter's baselines MDA-RR (reduced rank) and MDA-DR-MPCA (MDA on
+# the data projected onto GMM-MPCA's subspace); CV over (components per class, discriminant dimension d)
+#: one component per class (reduced-rank LDA) first, for CV ties, then the chapter's smallest and largest (its
+#: tables' 3, 4, 5); d values at or above a data set's dimension fail, and the CV skips them (as any point the
+#: data cannot fit). 12 points: the fits cost 0.1-1 s each (docs/performance.md)
+SUBSPACE_COMPONENTS_GRID = [1, 3, 5]
+SUBSPACE_DIMS_GRID = [1, 2, 4, 8]
+SUBSPACE_GRID = {"n_components": SUBSPACE_COMPONENTS_GRID, "n_dims": SUBSPACE_DIMS_GRID}
+_SUBSPACE = "hlm.models.subspace_gmm:SubspaceGMMClassifier"
+METHODS.update(
+    {
+        "gmm_mpca": MethodSpec(id="gmm_mpca", label="GMM-MPCA", input="vectors", posteriors=True,
+                               estimator=_SUBSPACE, not_run=_SIMILARITY_ONLY, default_grid=SUBSPACE_GRID,
+                               default_fixed={"subspace": "mpca"}, parallel_cv=True, standardize_as_registry=True),
+        "gmm_mpca_mean": MethodSpec(id="gmm_mpca_mean", label="GMM-MPCA-MEAN", input="vectors", posteriors=True,
+                                    estimator=_SUBSPACE, not_run=_SIMILARITY_ONLY, default_grid=SUBSPACE_GRID,
+                                    default_fixed={"subspace": "mpca_mean"}, parallel_cv=True,
+                                    standardize_as_registry=True),
+        "gmm_mpca_sep": MethodSpec(id="gmm_mpca_sep", label="GMM-MPCA-SEP", input="vectors", posteriors=True,
+                                   estimator=_SUBSPACE, not_run=_SIMILARITY_ONLY, default_grid=SUBSPACE_GRID,
+                                   default_fixed={"subspace": "sep"}, parallel_cv=True,
+                                   standardize_as_registry=True),
+        "mda_rr": MethodSpec(id="mda_rr", label="MDA-RR", input="vectors", posteriors=True,
+                             estimator="hlm.models.mda_rr:ReducedRankMDA", not_run=_SIMILARITY_ONLY,
+                             default_grid={"n_components": SUBSPACE_COMPONENTS_GRID, "rank": SUBSPACE_DIMS_GRID},
+                             parallel_cv=True, standardize_as_registry=True),
+        "mda_dr_mpca": MethodSpec(id="mda_dr_mpca", label="MDA-DR-MPCA", input="vectors", posteriors=True,
+                                  estimator="hlm.models.subspace_gmm:ProjectedMDA", not_run=_SIMILARITY_ONLY,
+                                  default_grid=SUBSPACE_GRID, default_fixed={"subspace": "mpca"}, parallel_cv=True,
+                                  standardize_as_registry=True),
+    }
+)
+
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"
@@ -348,6 +382,8 @@ PROTOCOL_MODULES = {
     "online_kde": ("hlm.evaluation.online_kde", "hlm.models.okde", "hlm.models.kde_cv", "hlm.models.svm_similarity"),
     "llc_pc": ("hlm.evaluation.llc_pc", "hlm.models.llc_pc"),
     "twoway_gmm": ("hlm.evaluation.twoway_gmm", "hlm.models.twoway_gmm"),
+    "subspace_gmm": ("hlm.evaluation.subspace_gmm", "hlm.models.subspace_gmm"),
+    "hmac": ("hlm.clustering.hmac", "hlm.models._base"),  # its data sets: hmac.datasets (rule hmac)
 }
 _PROTOCOL_SHARED = ("hlm.jobs", "hlm.provenance", "hlm.data.prepare", "hlm.data.registry", "hlm.data.artifacts")
 #: each protocol's paper data sets: its default, among the run's data sets, where the config names none
@@ -355,6 +391,7 @@ PROTOCOL_PAPER_DATASETS = {
     "online_kde": ("iris", "wine", "pima", "letter"),  # the odKDE paper's Table 1
     "llc_pc": ("glass", "ringnorm"),  # the LLC-PC paper's Table 2, the two of its data sets we have
     "twoway_gmm": ("sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"),  # stand-ins (spec 9)
+    "subspace_gmm": ("waveform", "sonar", "satellite"),  # the dissertation's Tables 4.1-4.3, those we have
 }
 
 

@@ -540,7 +540,36 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
     return run_id
 
 
+def log_hmac(*, dataset: str, path: str | os.PathLike, tags: dict, params: dict, experiment: str = "hlm") -> str:
+    """Log HMAC on one data set as one run whose metric steps are the levels (step = level).
+
+    Metrics per level: ``n_clusters``, ``bandwidth``, ``largest_cluster``; single values ``total_seconds``
+    and ``n_levels``. The level sizes are the artifact (the Parquet file). Reruns replace the previous run
+    (tag ``hlm.pair`` = ``{dataset}/hmac``), or log nothing for the same file, as in :func:`log_pair`.
+    """
+    pair = f"{dataset}/hmac"
+    exp_id, digest, existing = _open(pair, path, experiment)
+    client = _client()
+    if existing:
+        _keep_only(client, existing, pair, experiment)
+        return existing
+    frame = pd.read_parquet(path, columns=["level", "bandwidth", "n_clusters", "sizes", "total_seconds"])
+    run_id = _run(
+        client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": "hmac", DIGEST_TAG: digest},
+        params={"dataset": dataset, **params},
+        metrics={"total_seconds": float(frame["total_seconds"].iloc[0]), "n_levels": len(frame)},
+        artifacts=[("hmac", path)],
+    )
+    ts = int(time.time() * 1000)
+    steps = [Metric(name, float(value), ts, int(r.level))
+             for r in frame.itertuples() for name, value in
+             (("n_clusters", r.n_clusters), ("bandwidth", r.bandwidth), ("largest_cluster", max(r.sizes)))]
+    _retry(client.log_batch, run_id, metrics=steps)
+    _finish(client, [run_id], pair, experiment)
+    return run_id
+
+
 __all__ = [
-    "init_store", "log_pair", "log_incremental", "logged_run", "pair_runs",
+    "init_store", "log_pair", "log_incremental", "log_hmac", "logged_run", "pair_runs",
     "tracking_uri", "artifact_root", "chosen_summary", "view_state", "ui_path",
 ]

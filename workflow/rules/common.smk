@@ -66,7 +66,7 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
-# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm_grid) run on these data sets (default: the
+# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm_grid, subspace_gmm_grid) run on these data sets (default: the
 # run's among that paper's); they read feature vectors.
 PROTOCOL_DATASETS = {p: list(config[p].get("datasets", [d for d in DATASETS if d in paper]))
                      for p, paper in PROTOCOL_PAPER_DATASETS.items()}
@@ -75,10 +75,21 @@ for _protocol, _names in PROTOCOL_DATASETS.items():
     if _NOT_VECTORS:
         from hlm.errors import ConfigError
 
-        _what = {"online_kde": "online KDE", "llc_pc": "LLC-PC", "twoway_gmm": "two-way GMM"}[_protocol]
+        _what = {"online_kde": "online KDE", "llc_pc": "LLC-PC", "twoway_gmm": "two-way GMM",
+                 "subspace_gmm": "subspace GMM"}[_protocol]
         _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
                           f"the {_what} protocol needs feature vectors"))
 ONLINE_KDE_DATASETS = PROTOCOL_DATASETS["online_kde"]
+# HMAC (rule hmac) clusters these (default: the run's data sets of kind vectors).
+HMAC_DATASETS = list(config["hmac"].get("datasets", [d for d in DATASETS if REGISTRY[d].kind == "vectors"]))
+_NOT_VECTORS = [d for d in HMAC_DATASETS if REGISTRY[d].kind != "vectors"]
+if _NOT_VECTORS:
+    from hlm.errors import ConfigError
+
+    _fail(ConfigError(f"config: field 'hmac.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; HMAC "
+                      "clusters feature vectors"))
+# Data sets whose results go to MLflow (rule track): the run's and those HMAC clusters.
+TRACKED_DATASETS = DATASETS + [d for d in HMAC_DATASETS if d not in DATASETS]
 _NO_VECTORS = sorted({s for s in INCREMENTAL_SCHEMES for d in INCREMENTAL_DATASETS
                       if not scheme_applies(s, REGISTRY[d].kind)})
 if _NO_VECTORS:
@@ -191,6 +202,10 @@ def dataset_methods(dataset):
     return [m for d, m in PAIRS if d == dataset]
 
 
+def dataset_hmac_files(dataset):
+    return [f"results/hmac/{dataset}.parquet"] if dataset in HMAC_DATASETS else []
+
+
 def dataset_incremental_files(dataset):
     return [f"results/incremental/{dataset}/{s}.parquet" for s in dataset_schemes(dataset)] \
         if dataset in INCREMENTAL_DATASETS else []
@@ -232,7 +247,7 @@ def method_threads(method):
 def final_outputs():
     return [
         *evaluation_files(),
-        *expand("results/tracking/{dataset}.json", dataset=DATASETS),
+        *expand("results/tracking/{dataset}.json", dataset=TRACKED_DATASETS),
         "results/tables/error_rates.csv",
         "results/tables/error_rates.md",
         "results/tables/error_rates_paper.md",
@@ -243,6 +258,8 @@ def final_outputs():
            *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
           if INCREMENTAL_DATASETS else []),
         *(f"results/tables/{p}.{ext}" for p, names in PROTOCOL_DATASETS.items() if names for ext in ("csv", "md")),
+        *(["results/tables/hmac.csv", "results/tables/hmac.md",
+           *expand("results/figures/hmac_{dataset}.png", dataset=HMAC_DATASETS)] if HMAC_DATASETS else []),
     ]
 
 

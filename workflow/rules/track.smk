@@ -13,6 +13,7 @@ rule track:
         evaluations=lambda wc: [f"results/evaluation/{wc.dataset}/{m}.parquet" for m in dataset_methods(wc.dataset)],
         predictions=lambda wc: [f"results/predictions/{wc.dataset}/{m}.parquet" for m in dataset_methods(wc.dataset)],
         incremental=lambda wc: dataset_incremental_files(wc.dataset),
+        hmac=lambda wc: dataset_hmac_files(wc.dataset),
         code=src("stages/track.py", "tracking.py", "data/artifacts.py"),
     output:
         "results/tracking/{dataset}.json",

@@ -21,9 +21,11 @@ PROVENANCE = ("config_hash", "git_commit")
 
 
 def track(*, dataset: str, evaluations: dict[str, tuple[str, str]], incremental: dict[str, str],
-          run_params: dict, incremental_run_params: dict, experiment: str, out: str) -> None:
-    """Log ``evaluations`` (method -> (evaluation, predictions) Parquet) and ``incremental``
-    (scheme -> Parquet) of ``dataset``; write ``out``: JSON of pair -> MLflow run id."""
+          run_params: dict, incremental_run_params: dict, experiment: str, out: str,
+          hmac: str | None = None) -> None:
+    """Log ``evaluations`` (method -> (evaluation, predictions) Parquet), ``incremental``
+    (scheme -> Parquet) and ``hmac`` (HMAC's levels, Parquet) of ``dataset``; write ``out``: JSON of
+    pair -> MLflow run id."""
     from hlm import tracking
 
     wildcards = f"dataset={dataset}"
@@ -41,6 +43,13 @@ def track(*, dataset: str, evaluations: dict[str, tuple[str, str]], incremental:
             dataset=dataset, scheme=scheme, path=path,
             tags={**_provenance(meta), "rule": f"incremental_{scheme}", "wildcards": wildcards},
             params={**incremental_run_params, **meta.get("params", {})}, experiment=experiment,
+        )
+    if hmac:
+        meta = read_metadata(hmac)
+        logged[f"{dataset}/hmac"] = tracking.log_hmac(
+            dataset=dataset, path=hmac, tags={**_provenance(meta), "rule": "hmac", "wildcards": wildcards},
+            params={k: meta.get(k) for k in ("n", "p", "standardize", "approach", "workers")}
+            | dict(meta.get("settings", {})), experiment=experiment,
         )
     write_text(json.dumps({"experiment": experiment, "runs": logged}, indent=2, sort_keys=True) + "\n", out)
     log.info("MLflow: %d runs of %s in experiment %s", len(logged), dataset, experiment)

@@ -1,0 +1,85 @@
+"""Pipeline stages of HMAC (workflow/rules/hmac.smk; docs/hmac-spec.md): a vector data set clustered at every
+bandwidth level, its cluster tree and principal-component figure, and the table of all data sets."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+log = logging.getLogger("hlm")
+
+#: the config's hmac settings passed to hlm.clustering.hmac.hmac
+HMAC_OPTIONS = ("tol", "max_iter", "merge_tol", "allow_duplicates")
+
+
+def hmac_levels(*, dataset: str, entry: dict, out: str, figure: str, settings: dict, tags: dict, n_jobs: int = 1,
+                root: str | Path = ".") -> None:
+    """HMAC at every level of the bandwidth sequence on the registry entry's vectors (z-scored where the
+    registry standardizes them), to Parquet (one row per level) and the figure."""
+    from hlm.clustering.hmac import bandwidth_sequence, hmac
+    from hlm.models._base import standard_scale
+    from hlm.reporting.hmac import plot_hmac
+    from hlm.stages.protocol import protocol_vectors, write_protocol
+
+    spec, records = protocol_vectors("HMAC", dataset, entry, root)
+    X = np.asarray(records.features, dtype=np.float64)
+    mean, sd = standard_scale(X, bool(spec.standardize))
+    X = (X - mean) / sd
+    bandwidths = bandwidth_sequence(X, settings["n_levels"], settings["low"], settings["high"])
+    options = {k: settings[k] for k in HMAC_OPTIONS if k in settings}
+    parallel = settings.get("parallel")
+    t0 = time.perf_counter()
+    with _named(dataset):
+        result = hmac(X, bandwidths, parallel=parallel, n_workers=n_jobs if parallel else None,
+                      scheduler=settings.get("scheduler"), **options)
+    seconds = time.perf_counter() - t0
+    frame = levels_frame(result, seconds)
+    approach = parallel or "serial"
+    write_protocol(frame, out, {"dataset": dataset, "n": int(X.shape[0]), "p": int(X.shape[1]),
+                                "standardize": bool(spec.standardize), "approach": approach,
+                                "workers": int(n_jobs) if parallel else 1, "seconds": seconds,
+                                "settings": {k: v for k, v in settings.items() if k != "datasets"}}, tags)
+    plot_hmac(X, np.asarray(records.labels), frame, figure, dataset=dataset)
+    log.info("%s: HMAC (%s) at %d levels in %.2f s; clusters per level %s", dataset, approach, len(frame),
+             seconds, frame["n_clusters"].tolist())
+
+
+@contextlib.contextmanager
+def _named(dataset: str):
+    """Re-raise HMAC's one-line errors with the data set's name (and the config field for duplicates)."""
+    from hlm.errors import DataError
+
+    try:
+        yield
+    except DataError as exc:
+        text = str(exc).replace("pass allow_duplicates=True", "set hmac.allow_duplicates: true")
+        raise DataError(f"HMAC on data set '{dataset}': {text}") from None
+
+
+def levels_frame(result, seconds: float) -> pd.DataFrame:
+    """One row per level: its bandwidth, cluster count, whether it changed, the sizes, labels and parents."""
+    rows = []
+    for level, c in enumerate(result.levels):
+        rows.append({"level": level + 1, "bandwidth": float(c.bandwidth), "n_clusters": int(len(c.sizes)),
+                     "changed": bool(c.changed), "sizes": [int(s) for s in c.sizes],
+                     "labels": [int(v) for v in c.labels], "parent": [int(v) for v in c.parent],
+                     "modes": [float(v) for v in np.asarray(c.modes, dtype=np.float64).ravel()],
+                     "total_seconds": float(seconds)})
+    return pd.DataFrame(rows)
+
+
+def hmac_report(inputs: list[str], *, csv_out: str, md_out: str) -> None:
+    """results/tables/hmac.{csv,md}: per data set, the clusters at every level and the time."""
+    from hlm.data.artifacts import read_metadata, write_text
+    from hlm.reporting.hmac import hmac_markdown, hmac_table
+
+    frames = {Path(p).stem: (pd.read_parquet(p), read_metadata(p)) for p in inputs}
+    table = hmac_table(frames)
+    write_text(table.to_csv(index=False), csv_out)
+    write_text(hmac_markdown(frames, table), md_out)
+    log.info("%s written", md_out)

@@ -1,0 +1,40 @@
+# HMAC (hierarchical mode association clustering; dissertation chapters 4.2 and 5, docs/hmac-spec.md): each
+# vector data set of hmac.datasets clustered at every bandwidth level, serially or by parallel approach I or II
+# on Dask (hmac.parallel; hmac.scheduler: an existing scheduler's address, else a local cluster of the job's
+# threads). results/hmac/{dataset}.parquet (a row per level) and results/figures/hmac_{dataset}.png (the
+# cluster tree, and the points in their first two principal components); results/tables/hmac.{csv,md}. The
+# level sizes and the time go to MLflow with the data set's other runs (rule track).
+
+
+rule hmac:
+    input:
+        raw=dataset_raw_files,  # the vectors are read from the registry entry
+        code=src(*protocol_sources("hmac"), "reporting/hmac.py"),
+    output:
+        levels="results/hmac/{dataset}.parquet",
+        figure="results/figures/hmac_{dataset}.png",
+    params:
+        entry=dataset_entry,
+        settings={k: v for k, v in config["hmac"].items() if k != "datasets"},
+    threads: lambda wc: config["threads_per_job"] if config["hmac"].get("parallel") else 1
+    log:
+        "logs/hmac/{dataset}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/hmac.py"
+
+
+rule hmac_report:
+    input:
+        runs=expand("results/hmac/{dataset}.parquet", dataset=HMAC_DATASETS),
+        code=src("stages/hmac.py", "reporting/hmac.py"),
+    output:
+        csv="results/tables/hmac.csv",
+        md="results/tables/hmac.md",
+    log:
+        "logs/report/hmac_report.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/hmac_report.py"
