@@ -31,7 +31,8 @@ def test_project_registry_has_every_data_set():
     reg = load_registry(ROOT / "config" / "datasets.yaml")
     assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna",
                          "iris", "wine", "pima", "glass", "ionosphere", "breast_cancer", "vehicle", "satellite",
-                         "letter", "digits", "dna_indicators", "sonar_mcar5", "ringnorm", "ringnorm_mlbench", "waveform"]
+                         "letter", "digits", "dna_indicators", "sonar_mcar5", "ringnorm", "ringnorm_mlbench",
+                         "waveform"]
     assert (reg["gunpoint"].kind, reg["gunpoint"].distance, reg["gunpoint"].source) == ("series", "dtw", "GunPoint")
     assert (reg["dna"].kind, reg["dna"].encoding, reg["dna"].distance) == ("sequences", "statlog_indicators",
                                                                           "alignment")

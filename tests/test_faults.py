@@ -34,6 +34,8 @@ cv_folds: 3
 threads_per_job: 2
 incremental: {{schemes: []}}
 twoway_gmm: {{datasets: []}}
+subspace_gmm: {{datasets: []}}
+hmac: {{datasets: []}}
 method_params:
   svm_features_rbf:
     grid: {{C: [1.0, 100.0], gamma: [0.01, 1.0]}}

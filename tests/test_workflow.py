@@ -189,7 +189,8 @@ def test_end_to_end_outputs(tiny_run):
     # chapter 4's grid on two fresh Waveform simulations (generated: no file), 6 methods x 1 x 2 cells
     sub = pd.read_parquet(project / "results/subspace_gmm/waveform.parquet")
     assert len(sub) == 2 * 6 * 2 and sub.dropna(subset=["error"]).error.between(0, 45).all()
-    assert sub[sub.method == "gmm_mpca_sep"].error.isna().all()  # d - (K - 1) < 2: the chapter's NA
+    sep = sub[sub.method == "gmm_mpca_sep"]  # d - (K - 1) < 2 is the chapter's NA: d = 2 of K = 3 classes
+    assert sep[sep.n_dims == 2].error.isna().all() and sep[sep.n_dims == 4].error.notna().all()
     assert "## waveform" in (project / "results/tables/subspace_gmm.md").read_text()
     assert (project / "results/figures/subspace_gmm_waveform.png").read_bytes()[:4] == b"\x89PNG"
     # HMAC on the run's vector data set (Sonar) at the tiny config's 5 levels
@@ -339,7 +340,7 @@ def test_bad_matrix_is_one_line_error(project):
         "bad:\n  path: data/bad.npy\n  format: npy\n  labels_path: data/bad_labels.npy\n  kind: distance\n"
     )
     proc = snakemake(project, "--config", "registry=config/bad.yaml", "datasets=[bad]", "methods=[knn]",
-                     check=False)
+                     "subspace_gmm={datasets: []}", check=False)
     assert proc.returncode == 1  # Snakemake's own status when a job fails
     lines = [l for l in proc.stderr.splitlines() if l.startswith("hlm: error:")]
     assert len(lines) == 1 and "dataset 'bad'" in lines[0] and "not square" in lines[0]

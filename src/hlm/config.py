@@ -172,6 +172,8 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
         ("online_kde.datasets", known_datasets, config["online_kde"].get("datasets", ())),
         ("llc_pc.datasets", known_datasets, config["llc_pc"].get("datasets", ())),
         ("twoway_gmm.datasets", known_datasets, config["twoway_gmm"].get("datasets", ())),
+        ("subspace_gmm.datasets", known_datasets, config["subspace_gmm"].get("datasets", ())),
+        ("hmac.datasets", known_datasets, config["hmac"].get("datasets", ())),
     ):
         unknown = [v for v in values if known is not None and v not in known]
         if unknown:

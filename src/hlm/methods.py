@@ -301,6 +301,8 @@ SUBSPACE_COMPONENTS_GRID = [1, 3, 5]
 SUBSPACE_DIMS_GRID = [1, 2, 4, 8]
 SUBSPACE_GRID = {"n_components": SUBSPACE_COMPONENTS_GRID, "n_dims": SUBSPACE_DIMS_GRID}
 _SUBSPACE = "hlm.models.subspace_gmm:SubspaceGMMClassifier"
+#: HMAC's files: imported by MDA-RR through the shared subspace-GMM helpers, never run by it (no modes)
+_HMAC = ("clustering/hmac.py", "clustering/hmac_mem.py", "clustering/hmac_parallel.py")
 METHODS.update(
     {
         "gmm_mpca": MethodSpec(id="gmm_mpca", label="GMM-MPCA", input="vectors", posteriors=True,
@@ -315,7 +317,7 @@ METHODS.update(
                                    default_fixed={"subspace": "sep"}, parallel_cv=True,
                                    standardize_as_registry=True),
         "mda_rr": MethodSpec(id="mda_rr", label="MDA-RR", input="vectors", posteriors=True,
-                             estimator="hlm.models.mda_rr:ReducedRankMDA", not_run=_SIMILARITY_ONLY,
+                             estimator="hlm.models.mda_rr:ReducedRankMDA", not_run=(*_SIMILARITY_ONLY, *_HMAC),
                              default_grid={"n_components": SUBSPACE_COMPONENTS_GRID, "rank": SUBSPACE_DIMS_GRID},
                              parallel_cv=True, standardize_as_registry=True),
         "mda_dr_mpca": MethodSpec(id="mda_dr_mpca", label="MDA-DR-MPCA", input="vectors", posteriors=True,

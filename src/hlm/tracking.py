@@ -502,6 +502,26 @@ def _remove_staging_files(artifact_uri: str | None) -> None:
             tmp.unlink()
 
 
+def _log_curve(pair: str, path, experiment: str, *, role: str, tags: dict, params: dict, summarize) -> str:
+    """One run for a result file whose metrics have steps (a learning curve, HMAC's levels): skipped when the
+    pair's run already records this file (same SHA-256), else logged and the pair's older runs removed.
+    ``summarize(frame)`` gives (single metrics, {step: {metric: value}})."""
+    exp_id, digest, existing = _open(pair, path, experiment)
+    client = _client()
+    if existing:
+        _keep_only(client, existing, pair, experiment)
+        return existing
+    metrics, per_step = summarize(pd.read_parquet(path))
+    run_id = _run(client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": role, DIGEST_TAG: digest},
+                  params=params, metrics=metrics, artifacts=[(role, path)])
+    ts = int(time.time() * 1000)
+    steps = [Metric(name, float(value), ts, int(step)) for step, row in per_step.items()
+             for name, value in row.items() if not pd.isna(value)]
+    _retry(client.log_batch, run_id, metrics=steps)
+    _finish(client, [run_id], pair, experiment)
+    return run_id
+
+
 def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags: dict, params: dict,
                     experiment: str = "hlm") -> str:
     """Log one (dataset, incremental scheme) as one run with the learning curve as metric steps.
@@ -512,32 +532,20 @@ def log_incremental(*, dataset: str, scheme: str, path: str | os.PathLike, tags:
     Parquet file is the artifact. Reruns replace the previous run (tag ``hlm.pair``
     = ``{dataset}/{scheme}``), or log nothing for the same file, as in :func:`log_pair`.
     """
-    pair = f"{dataset}/{scheme}"
-    exp_id, digest, existing = _open(pair, path, experiment)
-    client = _client()
-    if existing:
-        _keep_only(client, existing, pair, experiment)
-        return existing
-    frame = pd.read_parquet(path)
-    per_round = frame.groupby("round").agg(
-        error_rate_mean=("error_rate", "mean"), error_rate_sd=("error_rate", "std"),
-        round_seconds_mean=("round_seconds", "mean"), n_seen=("n_seen", "mean"),
-        n_components_mean=("n_components", "mean"),
-    )
-    totals = frame.groupby("split")["round_seconds"].sum()
-    run_id = _run(
-        client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": "incremental", DIGEST_TAG: digest},
-        params={"dataset": dataset, "scheme": scheme, **params},
-        metrics={"total_seconds_mean": totals.mean(), "n_splits": totals.size,
+
+    def summarize(frame):
+        per_round = frame.groupby("round").agg(
+            error_rate_mean=("error_rate", "mean"), error_rate_sd=("error_rate", "std"),
+            round_seconds_mean=("round_seconds", "mean"), n_seen=("n_seen", "mean"),
+            n_components_mean=("n_components", "mean"),
+        )
+        totals = frame.groupby("split")["round_seconds"].sum()
+        return ({"total_seconds_mean": totals.mean(), "n_splits": totals.size,
                  "last_round_error_mean": per_round["error_rate_mean"].iloc[-1]},
-        artifacts=[("incremental", path)],
-    )
-    ts = int(time.time() * 1000)
-    steps = [Metric(name, float(value), ts, int(r)) for r, row in per_round.iterrows()
-             for name, value in row.items() if not pd.isna(value)]
-    _retry(client.log_batch, run_id, metrics=steps)
-    _finish(client, [run_id], pair, experiment)
-    return run_id
+                per_round.to_dict(orient="index"))
+
+    return _log_curve(f"{dataset}/{scheme}", path, experiment, role="incremental", tags=tags,
+                      params={"dataset": dataset, "scheme": scheme, **params}, summarize=summarize)
 
 
 def log_hmac(*, dataset: str, path: str | os.PathLike, tags: dict, params: dict, experiment: str = "hlm") -> str:
@@ -547,26 +555,14 @@ def log_hmac(*, dataset: str, path: str | os.PathLike, tags: dict, params: dict,
     and ``n_levels``. The level sizes are the artifact (the Parquet file). Reruns replace the previous run
     (tag ``hlm.pair`` = ``{dataset}/hmac``), or log nothing for the same file, as in :func:`log_pair`.
     """
-    pair = f"{dataset}/hmac"
-    exp_id, digest, existing = _open(pair, path, experiment)
-    client = _client()
-    if existing:
-        _keep_only(client, existing, pair, experiment)
-        return existing
-    frame = pd.read_parquet(path, columns=["level", "bandwidth", "n_clusters", "sizes", "total_seconds"])
-    run_id = _run(
-        client, exp_id, pair, tags={**tags, PAIR_TAG: pair, "hlm.role": "hmac", DIGEST_TAG: digest},
-        params={"dataset": dataset, **params},
-        metrics={"total_seconds": float(frame["total_seconds"].iloc[0]), "n_levels": len(frame)},
-        artifacts=[("hmac", path)],
-    )
-    ts = int(time.time() * 1000)
-    steps = [Metric(name, float(value), ts, int(r.level))
-             for r in frame.itertuples() for name, value in
-             (("n_clusters", r.n_clusters), ("bandwidth", r.bandwidth), ("largest_cluster", max(r.sizes)))]
-    _retry(client.log_batch, run_id, metrics=steps)
-    _finish(client, [run_id], pair, experiment)
-    return run_id
+
+    def summarize(frame):
+        per_level = {int(r.level): {"n_clusters": r.n_clusters, "bandwidth": r.bandwidth,
+                                    "largest_cluster": max(r.sizes)} for r in frame.itertuples()}
+        return {"total_seconds": float(frame["total_seconds"].iloc[0]), "n_levels": len(frame)}, per_level
+
+    return _log_curve(f"{dataset}/hmac", path, experiment, role="hmac", tags=tags,
+                      params={"dataset": dataset, **params}, summarize=summarize)
 
 
 __all__ = [

@@ -66,8 +66,8 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
-# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm_grid, subspace_gmm_grid) run on these data sets (default: the
-# run's among that paper's); they read feature vectors.
+# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm_grid, subspace_gmm_grid) run on these
+# data sets (default: the run's among that paper's); they read feature vectors.
 PROTOCOL_DATASETS = {p: list(config[p].get("datasets", [d for d in DATASETS if d in paper]))
                      for p, paper in PROTOCOL_PAPER_DATASETS.items()}
 for _protocol, _names in PROTOCOL_DATASETS.items():
@@ -80,7 +80,7 @@ for _protocol, _names in PROTOCOL_DATASETS.items():
         _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
                           f"the {_what} protocol needs feature vectors"))
 ONLINE_KDE_DATASETS = PROTOCOL_DATASETS["online_kde"]
-# HMAC (rule hmac) clusters these (default: the run's data sets of kind vectors).
+# HMAC clusters these data sets (default: the run's of kind vectors), in the hmac rule.
 HMAC_DATASETS = list(config["hmac"].get("datasets", [d for d in DATASETS if REGISTRY[d].kind == "vectors"]))
 _NOT_VECTORS = [d for d in HMAC_DATASETS if REGISTRY[d].kind != "vectors"]
 if _NOT_VECTORS:
@@ -88,7 +88,9 @@ if _NOT_VECTORS:
 
     _fail(ConfigError(f"config: field 'hmac.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; HMAC "
                       "clusters feature vectors"))
-# Data sets whose results go to MLflow (rule track): the run's and those HMAC clusters.
+# HMAC's jobs: a local Dask cluster of threads_per_job workers when parallel, else one core.
+HMAC_THREADS = config["threads_per_job"] if config["hmac"].get("parallel") else 1
+# Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters.
 TRACKED_DATASETS = DATASETS + [d for d in HMAC_DATASETS if d not in DATASETS]
 _NO_VECTORS = sorted({s for s in INCREMENTAL_SCHEMES for d in INCREMENTAL_DATASETS
                       if not scheme_applies(s, REGISTRY[d].kind)})

@@ -16,7 +16,7 @@ rule hmac:
     params:
         entry=dataset_entry,
         settings={k: v for k, v in config["hmac"].items() if k != "datasets"},
-    threads: lambda wc: config["threads_per_job"] if config["hmac"].get("parallel") else 1
+    threads: HMAC_THREADS
     log:
         "logs/hmac/{dataset}.log",
     conda:

@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from hlm.errors import DataError
 from hlm.evaluation.seeds import derive_seed
 from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, standard_scale
+from hlm.models._posterior import JointDensityPosteriors
 from hlm.models.mpca import (
     closeness,
     leading_subspace,
@@ -141,7 +142,7 @@ def _check_components(counts: np.ndarray, R: int, classes) -> np.ndarray:
     return np.full(len(counts), int(R))
 
 
-class MixtureClassifierMixin:
+class MixtureClassifierMixin(JointDensityPosteriors):
     """Prediction for a fitted class-conditional mixture with common covariance: ``_mixture`` (internal space),
     ``_component_index`` (class index per component), ``class_prior_``, ``classes_``, and the input map
     ``_internal``."""
@@ -168,22 +169,6 @@ class MixtureClassifierMixin:
 
     def _model_input(self, Z: np.ndarray) -> np.ndarray:
         return Z
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        s = self.decision_function(X)
-        return s - logsumexp(s, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        return np.exp(self.predict_log_proba(X))
-
-    def score_samples(self, X) -> np.ndarray:
-        """log sum_k a_k f_k(x)."""
-        return logsumexp(self.decision_function(X), axis=1)
-
-    def predict(self, X) -> np.ndarray:
-        """argmax_k a_k f_k(x); exact ties go to the first (smallest) class label."""
-        scores = self.decision_function(X)  # first: NotFittedError before any fitted attribute is read
-        return self.classes_[np.argmax(scores, axis=1)]
 
     def transform(self, X) -> np.ndarray:
         """Coordinates in the discriminant subspace (``discriminant_basis_``), for 2-D/3-D views."""
@@ -242,7 +227,31 @@ def discriminant_basis(cov: np.ndarray, A: np.ndarray) -> np.ndarray:
 _SUBSPACES = {"mpca", "mpca_mean", "sep", "mpca_sep"}  # "mpca_sep": the chapter's name GMM-MPCA-SEP, = "sep"
 
 
-class SubspaceGMMClassifier(MixtureClassifierMixin, ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
+class SubspaceSettings:
+    """The hyper-parameters of the subspace-constrained GMM (``SubspaceGMMClassifier``) and of ``ProjectedMDA``,
+    which fits that GMM's subspace first."""
+
+    def __init__(self, n_components=3, n_dims=2, subspace="mpca", gamma=60, bandwidths=None,
+                 bandwidth_range=(0.1, 2.0), n_bandwidths=20, covariance="full", standardize=False, reg_covar=1e-6,
+                 max_iter=200, tol=1e-6, n_init=1, random_state=None):
+        self.n_components = n_components
+        self.n_dims = n_dims
+        self.subspace = subspace
+        self.gamma = gamma
+        self.bandwidths = bandwidths
+        self.bandwidth_range = bandwidth_range
+        self.n_bandwidths = n_bandwidths
+        self.covariance = covariance
+        self.standardize = standardize
+        self.reg_covar = reg_covar
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+
+
+class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, ClassifierMixin, FastPathMixin,
+                            CachedParamNames, BaseEstimator):
     """Class-conditional Gaussian mixtures with a common covariance and component means constrained to a subspace
     (chapter 4): GMM-MPCA, GMM-MPCA-MEAN, GMM-MPCA-SEP.
 
@@ -304,24 +313,6 @@ class SubspaceGMMClassifier(MixtureClassifierMixin, ClassifierMixin, FastPathMix
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
-
-    def __init__(self, n_components=3, n_dims=2, subspace="mpca", gamma=60, bandwidths=None,
-                 bandwidth_range=(0.1, 2.0), n_bandwidths=20, covariance="full", standardize=False, reg_covar=1e-6,
-                 max_iter=200, tol=1e-6, n_init=1, random_state=None):
-        self.n_components = n_components
-        self.n_dims = n_dims
-        self.subspace = subspace
-        self.gamma = gamma
-        self.bandwidths = bandwidths
-        self.bandwidth_range = bandwidth_range
-        self.n_bandwidths = n_bandwidths
-        self.covariance = covariance
-        self.standardize = standardize
-        self.reg_covar = reg_covar
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_init = n_init
-        self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -470,7 +461,8 @@ class SubspaceGMMClassifier(MixtureClassifierMixin, ClassifierMixin, FastPathMix
         self.discriminant_basis_ = discriminant_basis(mix.cov, A)
 
 
-class ProjectedMDA(MixtureClassifierMixin, ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
+class ProjectedMDA(SubspaceSettings, MixtureClassifierMixin, ClassifierMixin, FastPathMixin, CachedParamNames,
+                   BaseEstimator):
     """MDA-DR-MPCA / MDA-DR-MPCA-MEAN (Remark 2 of section 4.5): standard common-covariance MDA on the data
     projected onto the constrained subspace V chosen by GMM-MPCA (or -MEAN) with the same settings.
 
@@ -482,24 +474,6 @@ class ProjectedMDA(MixtureClassifierMixin, ClassifierMixin, FastPathMixin, Cache
 
     _parameter_constraints = {**SubspaceGMMClassifier._parameter_constraints,
                               "subspace": [StrOptions({"mpca", "mpca_mean"}), np.ndarray, list]}
-
-    def __init__(self, n_components=3, n_dims=2, subspace="mpca", gamma=60, bandwidths=None,
-                 bandwidth_range=(0.1, 2.0), n_bandwidths=20, covariance="full", standardize=False, reg_covar=1e-6,
-                 max_iter=200, tol=1e-6, n_init=1, random_state=None):
-        self.n_components = n_components
-        self.n_dims = n_dims
-        self.subspace = subspace
-        self.gamma = gamma
-        self.bandwidths = bandwidths
-        self.bandwidth_range = bandwidth_range
-        self.n_bandwidths = n_bandwidths
-        self.covariance = covariance
-        self.standardize = standardize
-        self.reg_covar = reg_covar
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_init = n_init
-        self.random_state = random_state
 
     def fit(self, X, y):
         self._validate_params()

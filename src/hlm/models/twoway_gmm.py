@@ -30,6 +30,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from hlm.errors import DataError
 from hlm.evaluation.seeds import derive_seed
 from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, fitted_vectors
+from hlm.models._posterior import JointDensityPosteriors
 from hlm.models.twoway_gmm_em import (
     ClassData,
     GEMResult,
@@ -55,7 +56,7 @@ class Start(NamedTuple):
     assignment: np.ndarray
 
 
-class TwoWayGMMClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
+class TwoWayGMMClassifier(JointDensityPosteriors, ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator):
     """Class-conditional two-way Gaussian mixtures (eq. 2.3), or MDA-n.v.c. (eq. 2.2) with ``n_clusters=None``.
 
     Parameters
@@ -358,22 +359,6 @@ class TwoWayGMMClassifier(ClassifierMixin, FastPathMixin, CachedParamNames, Base
     def decision_function(self, X) -> np.ndarray:
         """log a_k + log f_k(x), one column per class."""
         return self.class_log_density(X) + self.class_log_prior_
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        s = self.decision_function(X)
-        return s - logsumexp(s, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        return np.exp(self.predict_log_proba(X))
-
-    def score_samples(self, X) -> np.ndarray:
-        """log sum_k a_k f_k(x)."""
-        return logsumexp(self.decision_function(X), axis=1)
-
-    def predict(self, X) -> np.ndarray:
-        """argmax_k a_k f_k(x); exact ties go to the first (smallest) class label."""
-        scores = self.decision_function(X)  # first: NotFittedError before any fitted attribute is read
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 # ---------------------------------------------------------------------- helpers
