@@ -126,6 +126,7 @@ def test_generated_entry_in_a_registry_file(tmp_path):
     ({"seed": -1}, "field 'seed' must be in [0, 4294967295] (got -1)"),
     ({"seed": 2**32}, "field 'seed' must be in [0, 4294967295] (got 4294967296)"),
     ({"distance": None}, "field 'distance' is required with kind vectors/categorical"),
+    ({"generator": "waveform", "n_features": 20}, "field 'n_features' must be one of 21 with generator waveform"),
 ])
 def test_generated_fields_are_checked(changes, needle):
     entry = {k: v for k, v in {**ENTRY, **changes}.items() if v is not None}

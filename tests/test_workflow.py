@@ -27,7 +27,7 @@ TINY = ["datasets=[aural_sonar,sonar]", "methods=[knn,kernel_hlm,svm_kernel_clip
 TINY_FILE = """\
 llc_pc: {datasets: [glass], n_partitions: 1}
 twoway_gmm: {datasets: [sonar_mcar5], n_components: [1, 2], n_clusters: [4, 8]}
-hmac: {n_levels: 5}
+hmac: {n_levels: 5, parallel: II}
 subspace_gmm: {datasets: [waveform], n_components: [2], n_dims: [2, 4], n_simulations: 2, n_train: 120, n_test: 100}
 """
 TINY_ARGS = ["--configfile", "config/config.yaml", "config/tiny.yaml", "--config", *TINY]
@@ -193,9 +193,11 @@ def test_end_to_end_outputs(tiny_run):
     assert sep[sep.n_dims == 2].error.isna().all() and sep[sep.n_dims == 4].error.notna().all()
     assert "## waveform" in (project / "results/tables/subspace_gmm.md").read_text()
     assert (project / "results/figures/subspace_gmm_waveform.png").read_bytes()[:4] == b"\x89PNG"
-    # HMAC on the run's vector data set (Sonar) at the tiny config's 5 levels
+    # HMAC on the run's vector data set (Sonar) at the tiny config's 5 levels, by approach II on a local Dask
+    # cluster of the job's 2 threads (its workers are spawned: the job script is guarded)
     levels = pd.read_parquet(project / "results/hmac/sonar.parquet")
     assert len(levels) == 5 and levels.n_clusters.is_monotonic_decreasing
+    assert read_metadata(project / "results/hmac/sonar.parquet")["approach"] == "II"
     assert (project / "results/figures/hmac_sonar.png").read_bytes()[:4] == b"\x89PNG"
     assert "## sonar" in (project / "results/tables/hmac.md").read_text()
 

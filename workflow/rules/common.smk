@@ -88,8 +88,10 @@ if _NOT_VECTORS:
 
     _fail(ConfigError(f"config: field 'hmac.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; HMAC "
                       "clusters feature vectors"))
-# HMAC's jobs: a local Dask cluster of threads_per_job workers when parallel, else one core.
-HMAC_THREADS = config["threads_per_job"] if config["hmac"].get("parallel") else 1
+# HMAC's jobs: a local Dask cluster of threads_per_job workers when parallel, else (serial, or on a running
+# scheduler's workers) one core.
+HMAC_THREADS = config["threads_per_job"] if config["hmac"].get("parallel") and not config["hmac"].get("scheduler") \
+    else 1
 # Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters.
 TRACKED_DATASETS = DATASETS + [d for d in HMAC_DATASETS if d not in DATASETS]
 _NO_VECTORS = sorted({s for s in INCREMENTAL_SCHEMES for d in INCREMENTAL_DATASETS

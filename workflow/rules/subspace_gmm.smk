@@ -9,7 +9,7 @@
 rule subspace_gmm_grid:
     input:
         raw=dataset_raw_files,  # the vectors are read from the registry entry (a generated one is drawn)
-        code=src(*protocol_sources("subspace_gmm"), "reporting/subspace_gmm.py"),
+        code=src(*protocol_sources("subspace_gmm"), "reporting/subspace_view.py"),
     output:
         runs="results/subspace_gmm/{dataset}.parquet",
         figure="results/figures/subspace_gmm_{dataset}.png",

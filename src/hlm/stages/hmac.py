@@ -32,17 +32,18 @@ def hmac_levels(*, dataset: str, entry: dict, out: str, figure: str, settings: d
     X = (X - mean) / sd
     bandwidths = bandwidth_sequence(X, settings["n_levels"], settings["low"], settings["high"])
     options = {k: settings[k] for k in HMAC_OPTIONS if k in settings}
-    parallel = settings.get("parallel")
+    parallel, scheduler = settings.get("parallel"), settings.get("scheduler")  # a scheduler: all its workers
     t0 = time.perf_counter()
     with _named(dataset):
-        result = hmac(X, bandwidths, parallel=parallel, n_workers=n_jobs if parallel else None,
-                      scheduler=settings.get("scheduler"), **options)
+        result = hmac(X, bandwidths, parallel=parallel, scheduler=scheduler, **options,
+                      n_workers=n_jobs if parallel and not scheduler else None)
     seconds = time.perf_counter() - t0
     frame = levels_frame(result, seconds)
     approach = parallel or "serial"
     write_protocol(frame, out, {"dataset": dataset, "n": int(X.shape[0]), "p": int(X.shape[1]),
                                 "standardize": bool(spec.standardize), "approach": approach,
-                                "workers": int(n_jobs) if parallel else 1, "seconds": seconds,
+                                "workers": (int(n_jobs) if not scheduler else "cluster") if parallel else 1,
+                                "seconds": seconds,
                                 "settings": {k: v for k, v in settings.items() if k != "datasets"}}, tags)
     plot_hmac(X, np.asarray(records.labels), frame, figure, dataset=dataset)
     log.info("%s: HMAC (%s) at %d levels in %.2f s; clusters per level %s", dataset, approach, len(frame),

@@ -17,7 +17,7 @@ def subspace_gmm(*, dataset: str, entry: dict, out: str, figure: str, seed: int,
     import numpy as np
 
     from hlm.evaluation.subspace_gmm import cv_parts, run_subspace_gmm, simulation_parts
-    from hlm.reporting.subspace_gmm import plot_subspace_view
+    from hlm.reporting.subspace_view import plot_subspace_view
     from hlm.stages.protocol import protocol_vectors, write_protocol
 
     spec, records = protocol_vectors("subspace GMM protocol", dataset, entry, root)
