@@ -52,7 +52,8 @@ class ModeClustering:
     sizes : (m,) int, ``bincount(labels)``; every size >= 1.
     parent : (m_prev,) int, cluster of level ``l - 1`` -> cluster of this level. At the first level the
         preceding clustering is the ``n`` singletons (``sigma -> 0``), so ``parent`` is (n,) and equals ``labels``.
-    changed : the clustering differs from the preceding level's (``m < m_prev``; first level: ``m < n``).
+    changed : the clustering differs from the preceding level's (``m < m_prev``; first level: ``m`` below the
+        number of distinct points, as identical points, with ``allow_duplicates``, share a cluster from the start).
     density : (m,) log KDE density at each mode, at this bandwidth.
 
     Clusters are ordered by their smallest member index. Arrays are read-only; ``eq=False``: instances
@@ -178,6 +179,7 @@ def run_levels(data: Centred, bandwidths: np.ndarray, climber, merge_tol: float)
     n = data.C.shape[0]
     starts = data.C
     prev_labels = np.arange(n)
+    prev_count = len(np.unique(data.C, axis=0))  # level 0: the distinct points (copies are one cluster)
     levels, n_iters = [], []
     for sigma in bandwidths:
         sigma = float(sigma)
@@ -193,12 +195,12 @@ def run_levels(data: Centred, bandwidths: np.ndarray, climber, merge_tol: float)
                 labels=_frozen(labels),
                 sizes=_frozen(np.bincount(labels, minlength=reps.size)),
                 parent=_frozen(parent),
-                changed=bool(reps.size < parent.size),
+                changed=bool(reps.size < prev_count),
                 density=_frozen(dens[reps]),
             )
         )
         n_iters.append(int(n_iter.max(initial=0)))
-        prev_labels = labels
+        prev_labels, prev_count = labels, reps.size
     return HMACResult(levels, _frozen(np.array(bandwidths, dtype=np.float64)), _frozen(np.array(n_iters)))
 
 
