@@ -12,7 +12,7 @@ rule hmac:
         code=src(*protocol_sources("hmac"), "reporting/hmac.py"),
     output:
         levels="results/hmac/{dataset}.parquet",
-        figure="results/figures/hmac_{dataset}.png",
+        figure=report("results/figures/hmac_{dataset}.png", caption="../report/hmac_figure.rst", category="HMAC"),
     params:
         entry=dataset_entry,
         settings={k: v for k, v in config["hmac"].items() if k != "datasets"},
@@ -30,7 +30,7 @@ rule hmac_report:
         runs=expand("results/hmac/{dataset}.parquet", dataset=HMAC_DATASETS),
         code=src("stages/hmac.py", "reporting/hmac.py"),
     output:
-        csv="results/tables/hmac.csv",
+        csv=report("results/tables/hmac.csv", caption="../report/hmac_table.rst", category="HMAC"),
         md="results/tables/hmac.md",
     log:
         "logs/report/hmac_report.log",

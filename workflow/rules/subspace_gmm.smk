@@ -12,7 +12,8 @@ rule subspace_gmm_grid:
         code=src(*protocol_sources("subspace_gmm"), "reporting/subspace_view.py"),
     output:
         runs="results/subspace_gmm/{dataset}.parquet",
-        figure="results/figures/subspace_gmm_{dataset}.png",
+        figure=report("results/figures/subspace_gmm_{dataset}.png", caption="../report/subspace_gmm_figure.rst",
+                      category="Subspace-constrained GMM"),
     params:
         entry=dataset_entry,
         seed=config["seed"],
@@ -31,7 +32,8 @@ rule subspace_gmm_report:
         runs=expand("results/subspace_gmm/{dataset}.parquet", dataset=PROTOCOL_DATASETS["subspace_gmm"]),
         code=src("stages/subspace_gmm.py", "reporting/subspace_gmm.py", "reporting/paper.py"),
     output:
-        csv="results/tables/subspace_gmm.csv",
+        csv=report("results/tables/subspace_gmm.csv", caption="../report/subspace_gmm_table.rst",
+                   category="Subspace-constrained GMM"),
         md="results/tables/subspace_gmm.md",
     log:
         "logs/report/subspace_gmm_report.log",
