@@ -27,13 +27,14 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
 from hlm.evaluation.seeds import derive_seed
 from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, standard_scale
-from hlm.models._posterior import JointDensityPosteriors
+from hlm.models._mixture import JointDensityPosteriors
+from hlm.models._mixture import base_seed as _base_seed
+from hlm.models._mixture import label as _label
 from hlm.models.mpca import (
     closeness,
     leading_subspace,
@@ -88,16 +89,6 @@ def _digest(*arrays) -> str:
         h.update(str((a.shape, a.dtype.str)).encode())
         h.update(a.tobytes())
     return h.hexdigest()
-
-
-def _label(c):
-    return c.item() if isinstance(c, np.generic) else c
-
-
-def _base_seed(random_state) -> int:
-    if isinstance(random_state, Integral):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(2**31 - 1))
 
 
 # ---------------------------------------------------------------------- shared pieces

@@ -24,13 +24,14 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
 from hlm.evaluation.seeds import derive_seed
 from hlm.models._base import CachedParamNames, FastPathMixin, as_vectors, fit_classes, fitted_vectors
-from hlm.models._posterior import JointDensityPosteriors
+from hlm.models._mixture import JointDensityPosteriors
+from hlm.models._mixture import base_seed as _base_seed
+from hlm.models._mixture import label as _label
 from hlm.models.twoway_gmm_em import (
     ClassData,
     GEMResult,
@@ -375,16 +376,6 @@ def _check_missing(missing: np.ndarray, y_idx: np.ndarray, classes: np.ndarray, 
         gone = np.flatnonzero(missing[y_idx == k].all(axis=0))
         if gone.size:
             raise DataError(f"fit: variable {gone[0]} is missing for every object of class {_label(c)!r}")
-
-
-def _label(c):
-    return c.item() if isinstance(c, np.generic) else c
-
-
-def _base_seed(random_state) -> int:
-    if isinstance(random_state, Integral):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(2**31 - 1))
 
 
 def _largest_remainder(counts: np.ndarray, total: int) -> np.ndarray:

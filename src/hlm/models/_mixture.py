@@ -1,10 +1,26 @@
-"""Posteriors of a generative classifier from its joint log densities (``decision_function``: log a_k f_k(x),
-n x K), shared by the mixture classifiers on feature vectors (two-way GMM, MDA, the subspace-constrained GMMs)."""
+"""What the mixture classifiers on feature vectors share (two-way GMM, MDA, the subspace-constrained GMMs):
+posteriors from the joint log densities (``decision_function``: log a_k f_k(x), n x K), the seed of a fit, and
+a class label as messages print it."""
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.utils import check_random_state
+
+
+def label(c):
+    """A class label as a plain Python value (for messages)."""
+    return c.item() if isinstance(c, np.generic) else c
+
+
+def base_seed(random_state) -> int:
+    """The fit's base seed: an int ``random_state`` itself, else a draw from it."""
+    if isinstance(random_state, Integral):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(2**31 - 1))
 
 
 class JointDensityPosteriors:
