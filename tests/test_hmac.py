@@ -192,8 +192,12 @@ def test_hmac_duplicates_allowed_share_a_cluster(blobs2):
     X = np.vstack([blobs2[0], blobs2[0][[5]]])
     res = hmac(X, [0.01 * SD, SD], allow_duplicates=True)
     assert res.levels[0].labels[-1] == res.levels[0].labels[5]
-    # the copies alone merging is no change: level 1 has as many clusters as distinct points
-    assert res.levels[0].n_clusters == X.shape[0] - 1 and res.levels[0].changed is False
+    # the copies alone merging is no change: at a bandwidth far below the smallest distance between distinct
+    # points, level 1 has as many clusters as distinct points and is not flagged
+    d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    tiny = hmac(X, [0.01 * d[d > 0].min(), SD], allow_duplicates=True).levels[0]
+    assert tiny.n_clusters == X.shape[0] - 1 and tiny.changed is False
+    assert res.levels[0].changed == (res.levels[0].n_clusters < X.shape[0] - 1)
 
 
 # --- parallel approaches on Dask --------------------------------------------------------------------------
