@@ -29,7 +29,7 @@ rule llc_pc_report:
         runs=expand("results/llc_pc/{dataset}.parquet", dataset=PROTOCOL_DATASETS["llc_pc"]),
         code=src("stages/llc_pc.py", "reporting/llc_pc.py", "reporting/paper.py"),
     output:
-        csv="results/tables/llc_pc.csv",
+        csv=report("results/tables/llc_pc.csv", caption="../report/llc_pc_table.rst", category="LLC-PC"),
         md="results/tables/llc_pc.md",
     log:
         "logs/report/llc_pc_report.log",

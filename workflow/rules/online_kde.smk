@@ -29,7 +29,7 @@ rule online_kde_report:
         runs=expand("results/online_kde/{dataset}.parquet", dataset=ONLINE_KDE_DATASETS),
         code=src("stages/online_kde.py", "evaluation/online_kde.py", "reporting/tables.py", "reporting/paper.py"),
     output:
-        csv="results/tables/online_kde.csv",
+        csv=report("results/tables/online_kde.csv", caption="../report/online_kde_table.rst", category="Online KDE"),
         md="results/tables/online_kde.md",
     log:
         "logs/report/online_kde_report.log",

@@ -32,7 +32,7 @@ rule twoway_gmm_report:
         runs=expand("results/twoway_gmm/{dataset}.parquet", dataset=PROTOCOL_DATASETS["twoway_gmm"]),
         code=src("stages/twoway_gmm.py", "reporting/twoway_gmm.py"),
     output:
-        csv="results/tables/twoway_gmm.csv",
+        csv=report("results/tables/twoway_gmm.csv", caption="../report/twoway_gmm_table.rst", category="Two-way GMM"),
         md="results/tables/twoway_gmm.md",
     log:
         "logs/report/twoway_gmm_report.log",
