@@ -10,16 +10,17 @@ weighted LDA with R "classes" followed by the rank reduction (B.10), (B.11)
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from hlm.models._base import CachedParamNames, FastPathMixin
 from hlm.models.mpca import orthonormal
 from hlm.models.subspace_gmm import (
+    MIXTURE_CONSTRAINTS,
     MixtureClassifierMixin,
     _base_seed,
     _check_components,
@@ -54,17 +55,7 @@ class ReducedRankMDA(MixtureClassifierMixin, ClassifierMixin, FastPathMixin, Cac
     V = the L leading columns of W^{-1/2} V* of the last M-step), ``transform`` projects on it.
     """
 
-    _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "covariance": [StrOptions({"full", "diag"})],
-        "standardize": ["boolean"],
-        "reg_covar": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-    }
+    _parameter_constraints = {"rank": [Interval(Integral, 1, None, closed="left")], **MIXTURE_CONSTRAINTS}
 
     def __init__(self, n_components=3, rank=2, covariance="full", standardize=False, reg_covar=1e-6, max_iter=200,
                  tol=1e-6, n_init=1, random_state=None):

@@ -133,6 +133,19 @@ def _check_components(counts: np.ndarray, R: int, classes) -> np.ndarray:
     return np.full(len(counts), int(R))
 
 
+#: the hyper-parameters every common-covariance mixture classifier here has (this module's and MDA-RR)
+MIXTURE_CONSTRAINTS = {
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "covariance": [StrOptions({"full", "diag"})],
+    "standardize": ["boolean"],
+    "reg_covar": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
 class MixtureClassifierMixin(JointDensityPosteriors):
     """Prediction for a fitted class-conditional mixture with common covariance: ``_mixture`` (internal space),
     ``_component_index`` (class index per component), ``class_prior_``, ``classes_``, and the input map
@@ -289,20 +302,13 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
     """
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
         "n_dims": [Interval(Integral, 1, None, closed="left")],
         "subspace": [StrOptions(_SUBSPACES), np.ndarray, list],
         "gamma": [Interval(Real, 0, 100, closed="both")],
         "bandwidths": [np.ndarray, list, tuple, None],
         "bandwidth_range": [tuple, list],
         "n_bandwidths": [Interval(Integral, 1, None, closed="left")],
-        "covariance": [StrOptions({"full", "diag"})],
-        "standardize": ["boolean"],
-        "reg_covar": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **MIXTURE_CONSTRAINTS,
     }
 
     # ------------------------------------------------------------------ fit
