@@ -302,6 +302,11 @@ def estimators():
             out.append(pytest.param(spec.make(simplest), np.exp(-DISTANCES), id=f"{method_id}-native"))
             out.append(pytest.param(SimilarityFromDistances(spec.make(simplest)), DISTANCES,
                                     id=f"{method_id}-from-distances"))
+        elif spec.input == "relation":  # DistanceTransform: the native similarity, else the distances
+            out.append(pytest.param(spec.make({**simplest, "relation": "similarity"}), np.exp(-DISTANCES),
+                                    id=f"{method_id}-similarity"))
+            out.append(pytest.param(spec.make({**simplest, "relation": "distance"}), DISTANCES,
+                                    id=f"{method_id}-distance"))
         else:
             out.append(pytest.param(spec.make(simplest), POINTS if spec.input == "vectors" else DISTANCES,
                                     id=method_id))

@@ -16,6 +16,7 @@ from hlm.data.artifacts import DistanceArtifact, read_distances, write_distances
 from hlm.data.prepare import file_sha256, load_vectors, prepare_dataset
 from hlm.data.registry import load_registry, validate_entry
 from hlm.data.validation import DataWarning
+from hlm.data.vectors import value_difference_metric
 from hlm.errors import DataError
 from messages import one_line
 
@@ -56,7 +57,11 @@ def test_real_data_sets_prepare(name):
         warnings.simplefilter("error", DataWarning)
         art = prepare_dataset(REGISTRY[name], ROOT)
     n, counts = EXPECTED[name]
-    D = art.distances
+    if REGISTRY[name].kind == "categorical":  # the VDM uses labels: records, built per fit set
+        assert art.distances is None and art.records.shape == (n, 16) and art.records.dtype == np.int64
+        D = value_difference_metric(art.records, art.labels)
+    else:
+        D = art.distances
     assert D.shape == (n, n) and D.dtype == np.float64
     assert dict(Counter(art.labels.tolist())) == counts
     assert len(set(art.ids.tolist())) == n
@@ -79,8 +84,10 @@ def test_house_votes_vdm_tracks_uw_voting():
     vo = prepare_dataset(REGISTRY["voting"], ROOT)
     assert np.array_equal(vo.labels == "1", hv.labels == "democrat")  # same row order
     assert hv.metadata["uses_labels"] is True and hv.metadata["vdm_q"] == 2
+    assert hv.conversion == "vdm" and hv.metadata["values"]["V1"] == ["abstain", "n", "y"]
+    D = value_difference_metric(hv.records, hv.labels, q=hv.metadata["vdm_q"])  # all labels, as the UW file
     iu = np.triu_indices(435, 1)
-    d, a = hv.distances[iu] / hv.distances.max(), vo.distances[iu]
+    d, a = D[iu] / D.max(), vo.distances[iu]
     assert np.corrcoef(d, a)[0, 1] > 0.995
     assert np.median(np.abs(d - a)) < 0.005
 
@@ -175,7 +182,8 @@ def test_rda_categorical_with_na_value(tmp_path):
     entry = dict(path="c.rda", format="rda", kind="categorical", distance="vdm", label_column="Class")
     art = prepare_dataset(spec(na_value="abstain", **entry), tmp_path)
     assert art.metadata["na_value"] == "abstain" and art.metadata["uses_labels"] is True
-    assert art.distances.shape == (4, 4)
+    assert art.distances is None and art.records.tolist() == [[2, 0], [1, 0], [0, 1], [2, 1]]
+    assert art.metadata["values"] == {"v1": ["abstain", "n", "y"], "v2": ["n", "y"]}
     with pytest.raises(DataError) as exc:
         prepare_dataset(spec(**entry), tmp_path)
     one_line(exc, "dataset 'mine' (c.rda): 1 missing values (first at row 3, column 'v1')", "na_value")

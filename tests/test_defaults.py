@@ -213,6 +213,12 @@ EXPECTED_GRIDS = {
     "gmm_mpca_sep": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
     "mda_rr": {"n_components": [1, 3, 5], "rank": [1, 2, 4, 8]},
     "mda_dr_mpca": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
+    # beyond the paper: the transforms in the spec's order (the paper's first), then c by |log c|, or M
+    "kernel_hlm_cv": [{"to_distance": [t], "estimator__scale_factor": [1.0, 0.5, 2.0, 0.25, 4.0, 0.125, 8.0,
+                                                                        0.0625, 16.0]}
+                      for t in ["bound_minus", "neg_log", "reciprocal", "sqrt", "square"]],
+    "hlm_vsh_cv": [{"to_distance": [t], "estimator__n_components": [*range(1, 11), 12, 14, 16]}
+                   for t in ["bound_minus", "neg_log", "reciprocal", "sqrt", "square"]],
 }
 EXPECTED_FIXED = {
     "kernel_hlm": {"round_shape": True},
@@ -237,6 +243,8 @@ EXPECTED_FIXED = {
     "gmm_mpca_sep": {"subspace": "sep", "covariance": "full"},
     "mda_rr": {"covariance": "full"},
     "mda_dr_mpca": {"subspace": "mpca", "covariance": "full"},
+    "kernel_hlm_cv": {"to_distance": "bound_minus"},
+    "hlm_vsh_cv": {"to_distance": "bound_minus"},
 }
 
 
@@ -253,4 +261,9 @@ def test_the_effective_defaults_are_the_runs_of_before(files):
         assert spec.grid(params.get("grid")) == (list(ParameterGrid(EXPECTED_GRIDS[method])) or [{}]), method
         used = spec.make(params.get("fixed")).get_params(deep=False)
         assert {k: used[k] for k in EXPECTED_FIXED.get(method, {})} == EXPECTED_FIXED.get(method, {}), method
+    inner = {"kernel_hlm_cv": {"round_shape": True, "scale_factor": 1.0},
+             "hlm_vsh_cv": {"clustering": "vsh", "n_init": 20}}
+    for method, expected in inner.items():  # the wrapped classifier's own defaults
+        used = METHODS[method].make().estimator.get_params(deep=False)
+        assert {k: used[k] for k in expected} == expected, method
 

@@ -144,10 +144,11 @@ def test_evaluate_method_outputs(method):
             100 * np.mean(group.y_true != group.y_pred))
     params = json.loads(ev["params"].iloc[0])
     if method == "knn":
-        assert "n_neighbors" in params and "proba_a" not in pred
+        assert "n_neighbors" in params
     else:
         assert "shape" in params
-        np.testing.assert_allclose(pred[["proba_a", "proba_b"]].sum(axis=1), 1.0)
+    np.testing.assert_allclose(pred[["proba_a", "proba_b"]].sum(axis=1), 1.0)  # k-NN: Laplace-corrected shares
+    assert (ev["log_loss"] > 0).all() and (ev["brier"] >= 0).all() and (ev["n_clipped"] >= 0).all()
     if method.startswith("hlm_"):
         chosen = params["n_components"]
         assert chosen in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, "kernel"]

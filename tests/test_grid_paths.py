@@ -27,13 +27,16 @@ from hlm.evaluation.cv import cv_errors, make_folds
 from hlm.methods import METHODS
 from hlm.models._base import FastPathMixin, PrecomputedClassifier
 from hlm.models._grid import predict_each
+from hlm.models.distance_transform import DistanceTransform
 from hlm.models.from_distances import SimilarityFromDistances
+from hlm.models.kernel_hlm import KernelHLM
 from hlm.models.knn import KNNClassifier
 from hlm.models.llc_pc import LLCPairwiseCoupling
 from hlm.models.local_sda import LocalSDA
 from hlm.models.local_sda_bayes import BayesianLocalSDA, PairwiseBayesianLocalSDA
 from hlm.models.local_sda_pairwise import PairwiseLocalSDA
 from hlm.models.local_sda_regularized import RegularizedLocalSDA
+from hlm.models.mixture_hlm import MixtureHLM
 from hlm.models.psvm import PSVM
 from hlm.models.svm_knn import SVMKNN
 from hlm.models.svm_similarity import SVMSimilarityFeatures, SVMSimilarityKernel, SVMVectors
@@ -119,6 +122,11 @@ GRIDS = {
                                                       "zeta": [1e-6, 1e-3, 0.01, 0.1, 0.5, 0.9]}),
     "local_sda_regularized_zeta_ends": (RegularizedLocalSDA(degenerate="knn"), {"n_neighbors": [1, 4, 16],
                                                                                  "zeta": [0.0, 0.5, 1.0]}),
+    "kernel_hlm_scale": (KernelHLM(), {"scale_factor": [1.0, 0.5, 2.0, 0.0625, 16.0]}),
+    "kernel_hlm_cv": (DistanceTransform(KernelHLM()), {"to_distance": ["bound_minus", "sqrt", "square"],
+                                                       "estimator__scale_factor": [1.0, 0.25, 8.0]}),
+    "hlm_vsh_cv": (DistanceTransform(MixtureHLM(n_init=2, random_state=0)),
+                   {"to_distance": ["bound_minus", "sqrt", "square"], "estimator__n_components": [1, 2]}),
 }
 
 
@@ -234,6 +242,10 @@ def test_a_one_class_fold_scores_infinity_instead_of_stopping_the_cv(aural):
 #: every ``predict_folds`` override, run here against the per-fold refits (k-NN: also tests/test_models.py)
 FOLD_GRIDS = {
     "knn": (KNNClassifier(), {"n_neighbors": [1, 2, 4, 8, 16, 32, 64]}),
+    "kernel_hlm_cv": (DistanceTransform(KernelHLM()), {"to_distance": ["bound_minus", "sqrt", "square"],
+                                                       "estimator__scale_factor": [1.0, 0.25, 8.0]}),
+    "hlm_vsh_cv": (DistanceTransform(MixtureHLM(n_init=2, random_state=0)),
+                   {"to_distance": ["bound_minus", "square"], "estimator__n_components": [1, 2]}),
 }
 
 

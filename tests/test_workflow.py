@@ -109,6 +109,7 @@ def test_dry_run_of_default_config(project):
             "svm_vector_rbf, twoway_gmm on data set(s) aural_sonar, gunpoint, house_votes, protein, voting: they "
             "need feature vectors (kind: vectors)") in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
+    assert counts["probability_tables"] == 1 and counts["reliability_figure"] == 13  # every data set has one
     for scheme in ("scheme_i", "scheme_ii", "retrain"):
         assert counts[f"incremental_{scheme}"] == 13
     for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only
@@ -160,6 +161,15 @@ def test_end_to_end_outputs(tiny_run):
     assert (times.dropna().fit_seconds > 0).all() and len(times.dropna()) == len(TINY_PAIRS)
     png = (project / "results/figures/error_rates.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # class probabilities, measured: every method of TINY has them (Platt for the SVMs)
+    log_loss = (project / "results/tables/log_loss.md").read_text()
+    assert "clipped below at 1e-15" in log_loss and "| Kernel HLM |" in log_loss
+    assert "| SVM (vectors, linear) | NA |" in log_loss  # not run on Aural Sonar
+    assert "| k-NN |" in (project / "results/tables/brier.md").read_text()
+    ev = pd.read_parquet(project / "results/evaluation/sonar/svm_kernel_clip.parquet")
+    assert ev.log_loss.between(0, 2).all() and ev.brier.between(0, 2).all() and (ev.n_clipped >= 0).all()
+    for ds in ("aural_sonar", "sonar"):
+        assert (project / f"results/figures/reliability_{ds}.png").read_bytes()[:4] == b"\x89PNG"
     # incremental learning (section 5.5): 9 rounds per split, the seen objects add up to the training part
     inc = pd.read_parquet(project / "results/incremental/aural_sonar/scheme_ii.parquet")
     assert list(inc.columns[:6]) == ["split", "round", "n_seen", "error_rate", "round_seconds", "n_components"]
@@ -240,6 +250,11 @@ def test_mlflow_runs(tiny_run):
     assert row["params.to_distance"] == "bound_minus"
     ev = pd.read_parquet(project / "results/evaluation/aural_sonar/knn.parquet")
     assert row["metrics.error_rate_mean"] == pytest.approx(ev.error_rate.mean())
+    assert row["metrics.log_loss_mean"] == pytest.approx(ev.log_loss.mean())
+    assert row["metrics.brier_mean"] == pytest.approx(ev.brier.mean())
+    child = runs[(runs["tags.hlm.pair"] == "aural_sonar/knn") & (runs["tags.hlm.split"] == "0")].iloc[0]
+    assert child["metrics.log_loss"] == pytest.approx(ev.log_loss[0])
+    assert child["metrics.brier"] == pytest.approx(ev.brier[0])
 
 
 def test_second_run_has_nothing_to_do(tiny_run):
@@ -282,7 +297,8 @@ def test_editing_knn_reruns_only_knn_and_reports(tiny_run):
     proc = snakemake(project, *TINY_ARGS, "--dry-run")
     counts = job_counts(proc.stdout)
     # + the two data sets' MLflow jobs, which log the new knn results only (same files are skipped)
-    assert counts == {"knn": 2, "track": 2, "error_rate_tables": 1, "error_rate_figure": 1, "all": 1, "total": 7}
+    assert counts == {"knn": 2, "track": 2, "error_rate_tables": 1, "error_rate_figure": 1, "probability_tables": 1,
+                      "reliability_figure": 2, "all": 1, "total": 10}
 
 
 def test_another_projects_hlm_is_one_line_error(project):

@@ -45,9 +45,15 @@ def _check(args) -> None:
           f"({', '.join(f'{c}: {n}' for c, n in zip(classes, counts))})")
     print(f"  source {meta.get('source')} ({spec.format}, kind {spec.kind}); "
           f"conversion {artifact.conversion}")
-    offdiag = artifact.distances[~np.eye(artifact.n, dtype=bool)]
-    print(f"  off-diagonal distances: min {offdiag.min():.4g}, median {np.median(offdiag):.4g}, "
-          f"max {offdiag.max():.4g}; zeros: {int((offdiag == 0).sum())}")
+    if artifact.distances is None:  # a distance that uses labels (VDM): built per training part
+        k = sorted({len(v) for v in meta.get("values", {}).values()}) or [0]
+        span = f"{k[0]}" if len(k) == 1 else f"{k[0]}-{k[-1]}"
+        print(f"  records: {artifact.records.shape[1]} categorical features ({span} values each); "
+              f"{meta.get('distance')} distances are built per training part from its labels only")
+    else:
+        offdiag = artifact.distances[~np.eye(artifact.n, dtype=bool)]
+        print(f"  off-diagonal distances: min {offdiag.min():.4g}, median {np.median(offdiag):.4g}, "
+              f"max {offdiag.max():.4g}; zeros: {int((offdiag == 0).sum())}")
     for w in caught:
         print(f"  warning: {w.message}")
 

@@ -29,11 +29,15 @@ class MethodSpec:
     id: str
     label: str  # name in tables and figures, as in the paper
     estimator: str  # "module:Class", imported on use (keeps the Snakefile's parse fast)
-    input: str  # "distance", "similarity" (native, else 1/d per fit set; spec 4.2) or "vectors"
+    input: str  # "distance", "similarity" (native, else 1/d per fit set; spec 4.2), "vectors" or "relation"
+    #: (the native similarity, else the distances, as they are: for a ``DistanceTransform``)
     #: files (relative to src/hlm) its code imports but never runs, e.g. the other clustering methods;
     #: left out of ``method_sources`` so that editing them does not rerun this method
     not_run: tuple[str, ...] = ()
-    posteriors: bool = False  # predict_proba is a posterior (eq. 6), stored with predictions
+    posteriors: bool = False  # predict_proba is the model's class posterior (e.g. eq. 6)
+    #: other class probabilities (docs/beyond-the-paper-spec.md section 3): "shares" (Laplace-corrected vote
+    #: or weight shares) or "platt" (Platt scaling, fitted in the final fit only: ``final_fixed``)
+    probabilities: str | None = None
     parallel_cv: bool = False  # costly CV: the job gets several threads (worker processes for the folds)
     #: {name: values}, or a list of such dicts (scikit-learn's ParameterGrid) to fix the order of the points
     default_grid: dict | list = field(default_factory=dict)
@@ -44,11 +48,35 @@ class MethodSpec:
     #: z-score the features inside the estimator (its ``standardize``) where the registry standardizes the
     #: data set (features in mixed units): for models whose parameters are shared across features
     standardize_as_registry: bool = False
+    #: "module:Class" of the classifier a meta-estimator (``estimator``) wraps: its fixed hyper-parameters
+    #: are given as ``estimator__<name>``
+    wraps: str | None = None
+    #: how the CV chooses: "min" (lowest mean CV error) or "one_se" (the first grid point within one
+    #: standard error of it: ``hlm.evaluation.cv.select_params``)
+    cv_rule: str = "min"
 
     def make(self, fixed: dict | None = None):
         """A fresh estimator with the method's own and the configured fixed hyper-parameters set."""
-        module, name = self.estimator.split(":")
-        return getattr(import_module(module), name)(**{**self.default_fixed, **(fixed or {})})
+        params = {**self.default_fixed, **(fixed or {})}
+        if self.wraps:
+            inner = {k.removeprefix("estimator__"): params.pop(k) for k in list(params) if k.startswith("estimator__")}
+            params["estimator"] = _construct(self.wraps, inner)
+        return _construct(self.estimator, params)
+
+    @property
+    def gives_probabilities(self) -> bool:
+        """Its ``predict_proba`` gives class probabilities: stored as ``proba_<class>``, scored by log-loss, Brier."""
+        return self.posteriors or self.probabilities is not None
+
+    @property
+    def final_fixed(self) -> dict:
+        """Hyper-parameters set for the final fit only, not in the CV: Platt scaling's ``probability``."""
+        return {"probability": True} if self.probabilities == "platt" else {}
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules of its estimator (and of the classifier it wraps)."""
+        return tuple(e.split(":")[0] for e in (self.estimator, self.wraps) if e)
 
     def grid(self, grid_config: dict | None) -> list[dict]:
         """The CV grid (config overrides the default), listed simplest first."""
@@ -56,6 +84,11 @@ class MethodSpec:
 
         grid = self.default_grid if grid_config is None else grid_config
         return list(ParameterGrid(grid)) if grid else [{}]
+
+
+def _construct(estimator: str, params: dict):
+    module, name = estimator.split(":")
+    return getattr(import_module(module), name)(**params)
 
 
 #: k of the k-NN methods (docs/compared-methods-spec.md, section 3)
@@ -71,6 +104,7 @@ METHODS: dict[str, MethodSpec] = {
         estimator="hlm.models.knn:KNNClassifier",
         input="distance",
         not_run=_SIMILARITY_ONLY,
+        probabilities="shares",
         default_grid={"n_neighbors": K_GRID},
     ),
     "kernel_hlm": MethodSpec(
@@ -153,42 +187,47 @@ RIDGE_GRID = [10.0, 1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest lambda) first
 GAMMA_GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2]
 EPSILON_GRID = [1.0, 1e-1, 1e-2, 1e-3]  # simplest (largest epsilon) first
 VECTOR_GAMMA_GRID = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-def _compared(method_id, label, estimator, grid, fixed=None, input="similarity", parallel_cv=False, not_run=()):
+def _compared(method_id, label, estimator, grid, fixed=None, input="similarity", parallel_cv=False, not_run=(),
+              posteriors=False, probabilities=None):
     return MethodSpec(
         id=method_id, label=label, estimator=f"hlm.models.{estimator}", input=input,
         not_run=(*not_run, *(_SIMILARITY_ONLY if input != "similarity" else ())),
         default_grid=grid, default_fixed=fixed or {}, parallel_cv=parallel_cv,
+        posteriors=posteriors, probabilities=probabilities,
     )
 
 
 METHODS.update(
     {
         "affinity_knn": _compared("affinity_knn", "affinity k-NN", "weighted_knn:AffinityKNN",
-                                  {"n_neighbors": K_GRID}, not_run=("models/kri.py",)),
+                                  {"n_neighbors": K_GRID}, not_run=("models/kri.py",), probabilities="shares"),
         "kri_knn": _compared("kri_knn", "KRI k-NN (clip)", "weighted_knn:KRIKNN",
-                             {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}),
+                             {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}, probabilities="shares"),
         "krr_knn": _compared("krr_knn", "KRR k-NN (pinv)", "weighted_knn:KRRKNN",
-                             {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}, not_run=("models/kri.py",)),
+                             {"n_neighbors": K_GRID, "ridge": RIDGE_GRID}, not_run=("models/kri.py",),
+                             probabilities="shares"),
         "local_sda": _compared("local_sda", "local SDA", "local_sda:LocalSDA",
-                               {"n_neighbors": K_GRID}),
+                               {"n_neighbors": K_GRID}, posteriors=True),
         "svm_kernel_clip": _compared("svm_kernel_clip", "SVM sims-as-kernel (clip)",
                                      "svm_similarity:SVMSimilarityKernel", {"C": C_GRID},
-                                     fixed={"spectrum": "clip"}),
+                                     fixed={"spectrum": "clip"}, probabilities="platt"),
         "svm_features_linear": _compared("svm_features_linear", "SVM sims-as-features (linear)",
                                          "svm_similarity:SVMSimilarityFeatures", {"C": C_GRID},
-                                         fixed={"kernel": "linear"}),
+                                         fixed={"kernel": "linear"}, probabilities="platt"),
         "svm_features_rbf": _compared("svm_features_rbf", "SVM sims-as-features (RBF)",
                                       "svm_similarity:SVMSimilarityFeatures",
-                                      {"C": C_GRID, "gamma": GAMMA_GRID}, fixed={"kernel": "rbf"}, parallel_cv=True),
+                                      {"C": C_GRID, "gamma": GAMMA_GRID}, fixed={"kernel": "rbf"}, parallel_cv=True,
+                                      probabilities="platt"),
         "svm_knn": _compared("svm_knn", "SVM-KNN (clip)", "svm_knn:SVMKNN",
                              {"n_neighbors": K_GRID, "C": C_GRID}, parallel_cv=True),
         "psvm": _compared("psvm", "P-SVM", "psvm:PSVM",
-                          {"C": C_GRID, "epsilon": EPSILON_GRID}, parallel_cv=True),
+                          {"C": C_GRID, "epsilon": EPSILON_GRID}, parallel_cv=True, probabilities="platt"),
         "svm_vector_linear": _compared("svm_vector_linear", "SVM (vectors, linear)", "svm_similarity:SVMVectors",
-                                       {"C": C_GRID}, fixed={"kernel": "linear"}, input="vectors"),
+                                       {"C": C_GRID}, fixed={"kernel": "linear"}, input="vectors",
+                                       probabilities="platt"),
         "svm_vector_rbf": _compared("svm_vector_rbf", "SVM (vectors, RBF)", "svm_similarity:SVMVectors",
                                     {"C": C_GRID, "gamma": VECTOR_GAMMA_GRID}, fixed={"kernel": "rbf"},
-                                    input="vectors"),
+                                    input="vectors", probabilities="platt"),
     }
 )
 
@@ -327,6 +366,32 @@ METHODS.update(
     }
 )
 
+# -- beyond the paper (docs/beyond-the-paper-spec.md sections 1-2): the similarity-to-distance transform
+# chosen by CV (``DistanceTransform``, on the data set's native relation), jointly with Kernel HLM's scale
+# factor c (b = c * b-hat) or Mixture HLM's M; the transforms first in the table's order (the paper's rule
+# wins a CV tie), then c by |log c| (c = 1, the paper's estimator, first), then the smaller c
+TRANSFORM_GRID = ["bound_minus", "neg_log", "reciprocal", "sqrt", "square"]
+SCALE_FACTOR_GRID = [1.0, 0.5, 2.0, 0.25, 4.0, 0.125, 8.0, 0.0625, 16.0]
+_TRANSFORM = "hlm.models.distance_transform:DistanceTransform"
+METHODS.update(
+    {
+        "kernel_hlm_cv": MethodSpec(
+            id="kernel_hlm_cv", label="Kernel HLM (CV transform, scale)", estimator=_TRANSFORM,
+            wraps="hlm.models.kernel_hlm:KernelHLM", input="relation", posteriors=True, cv_rule="one_se",
+            default_grid=[{"to_distance": [t], "estimator__scale_factor": SCALE_FACTOR_GRID} for t in TRANSFORM_GRID],
+        ),
+        "hlm_vsh_cv": MethodSpec(
+            id="hlm_vsh_cv", label="HLM (vsh, CV transform)", estimator=_TRANSFORM,
+            wraps="hlm.models.mixture_hlm:MixtureHLM", input="relation", posteriors=True, parallel_cv=True,
+            cv_rule="one_se",
+            not_run=(*(f"clustering/{f}" for c, f in CLUSTERING_SOURCE.items() if c != "vsh"), "models/kernel_hlm.py"),
+            default_grid=[{"to_distance": [t], "estimator__n_components": HLM_COMPONENTS} for t in TRANSFORM_GRID],
+            default_fixed={"estimator__clustering": "vsh"},
+        ),
+    }
+)
+
+
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"
@@ -336,7 +401,7 @@ def method_sources(method_id: str) -> list[str]:
     """The source files (relative to src/hlm) a method's jobs depend on: everything the evaluation
     stage and the method's estimator module import (``hlm.sources.module_sources``), less its ``not_run``."""
     spec = METHODS[method_id]
-    return run_sources(f"method {method_id!r}", (*STAGE_MODULES, spec.estimator.split(":")[0]), spec.not_run)
+    return run_sources(f"method {method_id!r}", (*STAGE_MODULES, *spec.modules), spec.not_run)
 
 
 #: What an incremental job runs: its job script's imports and the round protocol of section 5.5, with

@@ -389,11 +389,13 @@ def log_pair(
     Parent: params ``dataset``, ``method``, ``to_distance`` (from the evaluation
     metadata), ``chosen_params`` (the splits' CV choices in one line,
     :func:`chosen_summary`) plus ``params``; metrics ``error_rate_mean``, ``error_rate_sd``
-    (ddof=1), ``fit_seconds_mean``, ``predict_seconds_mean``, ``n_splits``; tags
+    (ddof=1), ``fit_seconds_mean``, ``predict_seconds_mean``, ``n_splits``, and for a method with class
+    probabilities ``log_loss_mean``, ``brier_mean`` and ``n_clipped`` (over the splits); tags
     ``tags`` plus ``hlm.pair``; metric ``n_splits_with_warnings``; the two Parquet files as artifacts
     (``evaluation/``, ``predictions/``). Children (``{pair}/split-{k:02d}``):
     params = the split's CV choice plus ``split``; metrics ``error_rate``,
-    ``fit_seconds``, ``predict_seconds``, ``n_train``, ``n_test``; tags ``tags``
+    ``fit_seconds``, ``predict_seconds``, ``n_train``, ``n_test`` (and ``log_loss``, ``brier``,
+    ``n_clipped`` with probabilities; docs/beyond-the-paper-spec.md section 3); tags ``tags``
     plus ``hlm.pair``, ``hlm.split``, ``hlm.cv_folds`` (folds used; fewer than
     ``params["cv_folds"]`` when a class is that small, then the parent is tagged
     ``hlm.cv_folds_reduced``), the parent link and ``hlm.warnings`` (the
@@ -437,6 +439,7 @@ def log_pair(
             "predict_seconds_mean": evaluation["predict_seconds"].mean(),
             "n_splits": len(evaluation),
             "n_splits_with_warnings": int(sum(bool(_warnings(r)) for r in evaluation.itertuples())),
+            **_probability_means(evaluation),
         },
         artifacts=[("evaluation", evaluation_path), ("predictions", prediction_path)],
     )
@@ -450,8 +453,8 @@ def log_pair(
                   **({"hlm.cv_folds": str(int(row.cv_folds))} if folds is not None else {}),
                   **({"hlm.warnings": "; ".join(_warnings(row))[:5000]} if _warnings(row) else {})},
             params={**cv, "split": k},
-            metrics={c: getattr(row, c) for c in
-                     ("error_rate", "fit_seconds", "predict_seconds", "n_train", "n_test")},
+            metrics={c: getattr(row, c, float("nan")) for c in
+                     ("error_rate", "fit_seconds", "predict_seconds", "n_train", "n_test", *PROBABILITY_METRICS)},
         ))
     for child_id, row in zip(children, evaluation.itertuples(index=False)):
         model = getattr(row, "model", None)
@@ -459,6 +462,18 @@ def log_pair(
             _retry(client.log_text, child_id, model, "model.json")
     _finish(client, [*children, parent_id], pair, experiment)
     return parent_id
+
+
+#: the per-split scores of class probabilities (NaN, hence not logged, for a method without them)
+PROBABILITY_METRICS = ("log_loss", "brier", "n_clipped")
+
+
+def _probability_means(evaluation: pd.DataFrame) -> dict:
+    """The parent's ``log_loss_mean``, ``brier_mean`` and ``n_clipped`` (total), over the splits scored."""
+    if "log_loss" not in evaluation or evaluation["log_loss"].isna().all():
+        return {}
+    return {"log_loss_mean": evaluation["log_loss"].mean(), "brier_mean": evaluation["brier"].mean(),
+            "n_clipped": evaluation["n_clipped"].sum()}
 
 
 def _finish(client, new_runs: list[str], pair: str, experiment: str) -> None:

@@ -206,6 +206,11 @@ def dataset_methods(dataset):
     return [m for d, m in PAIRS if d == dataset]
 
 
+def probability_methods(dataset):
+    """The run's methods on ``dataset`` that give class probabilities (its reliability diagram)."""
+    return [m for m in dataset_methods(dataset) if METHODS[m].gives_probabilities]
+
+
 def dataset_hmac_files(dataset):
     return [f"results/hmac/{dataset}.parquet"] if dataset in HMAC_DATASETS else []
 
@@ -258,6 +263,8 @@ def final_outputs():
         "results/tables/run_time.csv",
         "results/figures/error_rates.png",
         *(expand("results/figures/cv_components_{dataset}.png", dataset=DATASETS) if MIXTURE_METHODS else []),
+        *(f"results/tables/{t}.{ext}" for t in ("log_loss", "brier") for ext in ("csv", "md")),
+        *(f"results/figures/reliability_{d}.png" for d in DATASETS if probability_methods(d)),
         *(["results/tables/incremental_time.csv", "results/tables/incremental_time.md",
            *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
           if INCREMENTAL_DATASETS else []),

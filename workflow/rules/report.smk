@@ -82,3 +82,57 @@ rule cv_components_figure:
         "../../envs/hlm.yaml"
     script:
         "../scripts/cv_components.py"
+
+
+# Class probabilities, measured (docs/beyond-the-paper-spec.md section 3): log-loss and Brier tables over
+# every method of the run (NA without probabilities), a reliability diagram per data set.
+rule probability_tables:
+    input:
+        evaluations=evaluation_files(),
+        code=src("reporting/probabilities.py", "reporting/tables.py", "reporting/figures.py",
+                 "evaluation/probabilities.py", "stages/report.py"),
+    output:
+        log_loss_csv=report(
+            "results/tables/log_loss.csv",
+            caption="../report/log_loss_table.rst",
+            category="Probabilities",
+        ),
+        log_loss_md="results/tables/log_loss.md",
+        brier_csv=report(
+            "results/tables/brier.csv",
+            caption="../report/brier_table.rst",
+            category="Probabilities",
+        ),
+        brier_md="results/tables/brier.md",
+        summary="results/tables/probability_summary.csv",
+    params:
+        datasets=DATASETS,
+        methods=RUN_METHODS,
+    log:
+        "logs/report/probability_tables.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/probability_tables.py"
+
+
+rule reliability_figure:
+    input:
+        predictions=lambda wildcards: [f"results/predictions/{wildcards.dataset}/{m}.parquet"
+                                       for m in probability_methods(wildcards.dataset)],
+        code=src("reporting/probabilities.py", "reporting/tables.py", "reporting/figures.py",
+                 "evaluation/probabilities.py", "stages/report.py"),
+    output:
+        report(
+            "results/figures/reliability_{dataset}.png",
+            caption="../report/reliability_figure.rst",
+            category="Probabilities",
+        ),
+    params:
+        methods=lambda wildcards: probability_methods(wildcards.dataset),
+    log:
+        "logs/report/reliability_{dataset}.log",
+    conda:
+        "../../envs/hlm.yaml"
+    script:
+        "../scripts/reliability.py"

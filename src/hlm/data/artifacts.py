@@ -14,7 +14,11 @@ per object: ``id`` (string), ``label`` (string) and ``distances``
 sets that ship a similarity also keep it, unconverted, in ``similarities``
 (list<double>, row i = psi(x_i, .)), for the compared methods (spec 4.2: use
 the native similarity, never a round trip through a distance); data sets of
-``kind: vectors`` keep their feature vectors in ``vectors``. Its
+``kind: vectors`` keep their feature vectors in ``vectors``. A data set
+whose distance uses the class labels (metadata ``uses_labels``: House Votes'
+VDM) has no ``distances``: it keeps its records as integer codes in
+``records`` (list<int64>), and the evaluation builds the distances per fit set
+from the fit set's labels only (``hlm.models.label_distances``). Its
 schema metadata (key ``hlm``) is a JSON object recording the source, the
 conversion and the shape.
 """
@@ -153,14 +157,16 @@ def read_metadata(path: str | os.PathLike) -> dict:
 
 @dataclass
 class DistanceArtifact:
-    """The preprocessed data set: ids, labels and the final distance matrix."""
+    """The preprocessed data set: ids, labels and the final distance matrix (or, for a distance
+    that uses the labels, the records it is built from per fit set)."""
 
     ids: np.ndarray  # (N,) str
     labels: np.ndarray  # (N,) str
-    distances: np.ndarray  # (N, N) float64
+    distances: np.ndarray | None  # (N, N) float64; None when the distance uses labels (records instead)
     metadata: dict = field(default_factory=dict)
     similarities: np.ndarray | None = None  # (N, N) native similarity, if the data set has one
     vectors: np.ndarray | None = None  # (N, p) feature vectors, for kind: vectors
+    records: np.ndarray | None = None  # (N, F) int64 category codes, for a distance that uses labels
 
     @property
     def n(self) -> int:
@@ -171,9 +177,7 @@ class DistanceArtifact:
         """How the distances were obtained: 'bound_minus', 'euclidean', 'identity+symmetrized', ...
 
         'euclidean (standardized)': on features z-scored with every object's mean and sd.
-
-        'vdm (uses all labels)' flags distances computed from every object's
-        class label, test objects included (see data/README.md).
+        'vdm': built per fit set from its labels only (``records``).
         """
         m = self.metadata
         label = m.get("to_distance") or m.get("distance") or "unknown"
@@ -181,7 +185,7 @@ class DistanceArtifact:
             label += " (standardized)"
         if m.get("symmetrized"):
             label += "+symmetrized"
-        return f"{label} (uses all labels)" if m.get("uses_labels") else label
+        return label
 
 
 DISTANCE_SCHEMA = pa.schema(
@@ -191,6 +195,8 @@ DISTANCE_SCHEMA = pa.schema(
 
 def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None:
     """Write a distance artifact (one row per object) atomically."""
+    if artifact.distances is None:
+        return _write_records(artifact, path)
     D = np.ascontiguousarray(artifact.distances, dtype=np.float64)
     n = D.shape[0]
     if D.shape != (n, n) or len(artifact.ids) != n or len(artifact.labels) != n:
@@ -219,6 +225,23 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None
     write_table(table, path)
 
 
+def _write_records(artifact: DistanceArtifact, path) -> None:
+    """A data set whose distance uses labels: ids, labels and the records' codes (no matrix)."""
+    R = artifact.records
+    if R is None:
+        raise DataError(f"{path}: an artifact needs a distance matrix or, for a distance that uses labels, records")
+    R = np.ascontiguousarray(R, dtype=np.int64)
+    n = len(artifact.ids)
+    if R.ndim != 2 or R.shape[0] != n or len(artifact.labels) != n:
+        raise DataError(f"{path}: records {R.shape} do not match {n} ids and {len(artifact.labels)} labels")
+    meta = {**artifact.metadata, "records_shape": list(R.shape)}
+    schema = pa.schema([("id", pa.string()), ("label", pa.string()), ("records", pa.list_(pa.int64()))])
+    table = pa.table({"id": pa.array([str(i) for i in artifact.ids], pa.string()),
+                      "label": pa.array([str(y) for y in artifact.labels], pa.string()),
+                      "records": _row_lists(R)}, schema=schema.with_metadata({METADATA_KEY: json.dumps(meta).encode()}))
+    write_table(table, path)
+
+
 def _row_lists(M: np.ndarray) -> pa.ListArray:
     """A matrix as one list<double> per row."""
     n, p = M.shape
@@ -226,8 +249,8 @@ def _row_lists(M: np.ndarray) -> pa.ListArray:
     return pa.ListArray.from_arrays(offsets, pa.array(M.ravel()))
 
 
-def _row_matrix(table: pa.Table, name: str, path, width: int | None) -> np.ndarray | None:
-    """The list<double> column ``name`` as an N x width matrix (None if absent)."""
+def _row_matrix(table: pa.Table, name: str, path, width: int | None, dtype=np.float64) -> np.ndarray | None:
+    """The list column ``name`` as an N x width matrix (None if absent)."""
     if name not in table.column_names:
         return None
     n = table.num_rows
@@ -235,7 +258,7 @@ def _row_matrix(table: pa.Table, name: str, path, width: int | None) -> np.ndarr
     p = width if width is not None else (flat.size // n if n else 0)
     if flat.size != n * p:
         raise DataError(f"{path}: column '{name}' does not form a {n} x {p} matrix")
-    return np.asarray(flat, dtype=np.float64).reshape(n, p)
+    return np.asarray(flat, dtype=dtype).reshape(n, p)
 
 
 def read_distances(path: str | os.PathLike) -> DistanceArtifact:
@@ -245,6 +268,8 @@ def read_distances(path: str | os.PathLike) -> DistanceArtifact:
     except (OSError, pa.ArrowInvalid) as exc:
         raise DataError(f"{path}: cannot read distance artifact ({exc})") from None
     missing = {"id", "label", "distances"} - set(table.column_names)
+    if "records" in table.column_names:  # a distance that uses labels: records instead of a matrix
+        missing.discard("distances")
     if missing:
         raise DataError(f"{path}: distance artifact lacks column(s) {sorted(missing)}")
     n = table.num_rows
@@ -256,4 +281,5 @@ def read_distances(path: str | os.PathLike) -> DistanceArtifact:
         metadata=meta,
         similarities=_row_matrix(table, "similarities", path, n),
         vectors=_row_matrix(table, "vectors", path, None),
+        records=_row_matrix(table, "records", path, None, np.int64),
     )

@@ -1,7 +1,7 @@
 """Turn one registry entry into a :class:`DistanceArtifact` (paper section 5.2).
 
 read -> validate -> (similarity -> distance | vectors -> Euclidean |
-categorical -> VDM | distance as is) -> symmetrise -> validate again.
+categorical -> codes, the VDM built per fit set | distance as is) -> symmetrise -> validate again.
 
 Records of ``kind: vectors`` (:func:`load_vectors`; read from a file, or drawn by
 a generator with ``format: generated``, :mod:`hlm.data.generated`) go through,
@@ -48,7 +48,7 @@ from hlm.data.validation import (
     check_labels,
     check_matrix,
 )
-from hlm.data.vectors import euclidean, value_difference_metric
+from hlm.data.vectors import category_codes, euclidean
 from hlm.errors import DataError
 
 VDM_Q = 2  # variant matching the UW Voting file best (data/README.md)
@@ -531,13 +531,7 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
             D = cdist(rec.X, rec.X, metric=spec.distance)
         native = {"vectors": rec.features}
     else:
-        frame, ids, labels = _records(spec, src)
-        n = len(frame)
-        ids = check_ids(ids if ids is not None else range(n), name=spec.name, path=spec.path)
-        labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
-        meta["distance"] = spec.distance
-        D = value_difference_metric(_categories(frame, spec.na_value, w), labels, q=VDM_Q)
-        meta.update({"vdm_q": VDM_Q, "na_value": spec.na_value, "uses_labels": True})
+        return _categorical_artifact(spec, src, meta)
     D, asym = symmetrize(D)
     meta["symmetrized"] = asym
     D = check_matrix(D, name=spec.name, path=spec.path, kind="distance")
@@ -545,3 +539,28 @@ def prepare_dataset(spec: DatasetSpec, root: str | Path = ".") -> DistanceArtifa
     meta["class_counts"] = dict(sorted(Counter(labels.tolist()).items()))
     meta["native"] = sorted(native)
     return DistanceArtifact(ids=ids, labels=labels, distances=D, metadata=meta, **native)
+
+
+def _categorical_artifact(spec: DatasetSpec, src, meta: dict) -> DistanceArtifact:
+    """Categorical records -> their codes, no matrix: the VDM uses the labels, so the evaluation builds it
+    per fit set from that set's labels only (hlm.models.label_distances).
+
+    The checks of the final matrix run on the share of differing values (Hamming), which no label
+    shapes: the VDM of two records is 0 whenever that share is, for any labels.
+    """
+    from scipy.spatial.distance import pdist, squareform
+
+    frame, ids, labels = _records(spec, src)
+    n = len(frame)
+    ids = check_ids(ids if ids is not None else range(n), name=spec.name, path=spec.path)
+    labels = check_labels(labels, n, name=spec.name, path=spec.path, ids=ids)
+    records, values = category_codes(_categories(frame, spec.na_value, spec.where))
+    meta.update({"distance": spec.distance, "vdm_q": VDM_Q, "na_value": spec.na_value, "uses_labels": True,
+                 "values": dict(zip(map(str, frame.columns), values))})
+    H = squareform(pdist(records, "hamming")) if n >= 2 else np.zeros((n, n))
+    off = H[~np.eye(n, dtype=bool)]
+    if not (off.size and off.min() == off.max() > 0):  # equal positive shares say nothing of the VDM
+        check_informative(H, labels, name=spec.name, path=spec.path, kind=spec.kind)
+    meta["class_counts"] = dict(sorted(Counter(labels.tolist()).items()))
+    meta["native"] = ["records"]
+    return DistanceArtifact(ids=ids, labels=labels, distances=None, metadata=meta, records=records)

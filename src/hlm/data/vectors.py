@@ -13,8 +13,12 @@
   The default q = 2, unweighted, is the variant that matches the University of
   Washington Voting similarity best (data/README.md, "house_votes vs voting").
 
-The VDM uses the class labels: computed on all objects it lets test labels
-shape the distances of a later train/test split (as the UW Voting file does).
+The VDM uses the class labels: computed on all objects it would let test
+labels shape the distances of a later train/test split (as the UW Voting file
+does). So the pipeline stores categorical records as codes (:func:`category_codes`)
+and builds the VDM per fit set from its labels only
+(``hlm.models.label_distances``); :func:`value_difference_metric` is the VDM
+of a whole labelled set (data/README.md's comparison with the UW file).
 """
 
 from __future__ import annotations
@@ -39,6 +43,20 @@ def _codes(column: np.ndarray) -> tuple[np.ndarray, int]:
     """Integer codes 0..k-1 of the values of one categorical column."""
     _, codes = np.unique(column.astype(str), return_inverse=True)
     return codes.ravel(), int(codes.max()) + 1
+
+
+def category_codes(records) -> tuple[np.ndarray, list[list[str]]]:
+    """Categorical records (N x F, strings; a missing value already mapped to a value of its own) as
+    int64 codes 0..k_f-1 per feature (values in sorted order), and each feature's values by code."""
+    records = np.asarray(records)
+    if records.ndim != 2:
+        raise DataError(f"records must be a 2-D array (got shape {records.shape})")
+    codes = np.empty(records.shape, dtype=np.int64)
+    values = []
+    for f in range(records.shape[1]):
+        names, codes[:, f] = np.unique(records[:, f].astype(str), return_inverse=True)
+        values.append(names.tolist())
+    return codes, values
 
 
 def _missing(records: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ identical for any ``n_jobs``.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import warnings
 
@@ -153,13 +154,18 @@ def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
 
 def grid_key(params: dict) -> str:
     """A grid point as the JSON text the evaluation records its CV error under (``cv_error``)."""
-    return json.dumps({k.removeprefix("estimator__"): v for k, v in params.items()}, sort_keys=True)
+    return json.dumps({re.sub(r"^(?:estimator__)+", "", k): v for k, v in params.items()}, sort_keys=True)
 
 
 def select_params(
     estimator, D, y, grid: list[dict], folds, n_jobs: int = 1, known: dict[str, float] | None = None,
+    rule: str = "min",
 ) -> tuple[dict, list[dict], np.ndarray]:
     """Best grid point by mean CV error (ties: the earlier one).
+
+    ``rule="one_se"``: the earliest grid point whose mean CV error is within one standard error
+    of the lowest (the SE over that point's folds; Breiman et al. 1984, the "one-standard-error
+    rule"), for grids listed from the reference setting outward; no ``known`` errors then.
 
     Grid points that do not fit the smallest fold's training part are dropped
     first. ``known`` maps ``grid_key`` of some grid points to their mean CV error
@@ -173,11 +179,29 @@ def select_params(
     if len(searched) <= 1:
         return (dict(searched[0]) if searched else {}), searched, np.zeros(0)
     known = known or {}
+    if rule == "one_se":
+        if known:
+            raise ValueError("select_params: the one-standard-error rule needs every fold's error, not known means")
+        errors = cv_errors(estimator, D, y, searched, folds, n_jobs)
+        means = _fold_means(errors)
+        return dict(searched[one_se_choice(errors, means)]), searched, means
     keys = [grid_key(p) for p in searched]
     todo = [p for p, key in zip(searched, keys) if key not in known]
     computed = iter(_fold_means(cv_errors(estimator, D, y, todo, folds, n_jobs))) if todo else iter(())
     means = np.array([known[key] if key in known else next(computed) for key in keys], dtype=np.float64)
     return dict(searched[int(np.argmin(means))]), searched, means
+
+
+def one_se_choice(errors: np.ndarray, means: np.ndarray) -> int:
+    """Index of the first grid point whose mean error is at most the lowest mean plus its standard error
+    (sd over the usable folds / sqrt(their number)); the lowest point itself when it is infinite."""
+    best = int(np.argmin(means))
+    usable = np.isfinite(errors).any(axis=0)
+    row = errors[best, usable] if usable.any() else errors[best]
+    if not np.isfinite(means[best]) or row.size < 2:
+        return best
+    se = float(np.std(row, ddof=1) / np.sqrt(row.size))
+    return int(np.flatnonzero(means <= means[best] + se)[0])
 
 
 def _fold_means(errors: np.ndarray) -> np.ndarray:

@@ -24,11 +24,13 @@ from sklearn.base import clone
 from hlm.data.artifacts import DistanceArtifact
 from hlm.errors import DataError, HLMError
 from hlm.evaluation.cv import grid_key, make_folds, select_params
+from hlm.evaluation.probabilities import final_fit_params, score_split
 from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
 from hlm.methods import METHODS, check_method_params
 from hlm.models._base import FastPathMixin
 from hlm.models.from_distances import SimilarityFromDistances
+from hlm.models.label_distances import VDMDistances, for_artifact
 
 
 @dataclass
@@ -68,6 +70,9 @@ def evaluate_method(
     labels = artifact.labels
     if method.standardize_as_registry and "standardize" not in (fixed_params or {}):
         fixed_params = {**(fixed_params or {}), "standardize": bool(artifact.metadata.get("standardize"))}
+    if method.input == "relation" and "relation" not in (fixed_params or {}):  # DistanceTransform
+        fixed_params = {**(fixed_params or {}),
+                        "relation": "similarity" if artifact.similarities is not None else "distance"}
     grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params, "cv_fixed": cv_fixed_params})
     estimator = method.make(fixed_params)
     X, wrapped = method_input(artifact, method_id)
@@ -75,7 +80,9 @@ def evaluate_method(
         estimator = SimilarityFromDistances(estimator)
         grid = [_nested(p) for p in grid]
         cv_fixed_params = _nested(cv_fixed_params or {})
-    pairwise = method.input != "vectors"
+    pairwise = method.input != "vectors" and artifact.records is None
+    if artifact.records is not None:  # a distance that uses labels: built per fit set (VDMDistances, below)
+        X, grid, cv_fixed_params = artifact.records, [_nested(p) for p in grid], _nested(cv_fixed_params or {})
     _warm_up(estimator)
     rows, preds = [], []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
@@ -94,22 +101,29 @@ def evaluate_method(
                     stacklevel=2,
                 )
             split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
+            if artifact.records is not None:  # the fit set's labels only (spec "beyond the paper", section 4)
+                split_estimator = for_artifact(split_estimator, artifact.metadata)
             cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
             known = (known_cv or {}).get(int(split), {})
-            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, grid, folds, n_jobs, known)
+            split_grid = applicable_grid(split_estimator, D_tt, grid)
+            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, split_grid, folds, n_jobs, known,
+                                                   method.cv_rule)
             t_cv = time.perf_counter()
             reused = sum(grid_key(p) in known for p in searched)
             t0 -= (known_cv_seconds or {}).get(int(split), 0.0) if reused else 0.0
-            model = clone(split_estimator).set_params(**best).fit(D_tt, y_train)
+            final = final_fit_params(split_estimator, method.final_fixed)  # e.g. Platt scaling: not in the CV
+            model = clone(split_estimator).set_params(**best, **final).fit(D_tt, y_train)
             t_fit = time.perf_counter()
             y_pred = model.predict(D_te)
-            proba = model.predict_proba(D_te) if method.posteriors else None
+            proba = model.predict_proba(D_te) if method.gives_probabilities else None
             t_pred = time.perf_counter()
+            P, prob_scores = score_split(proba, model.classes_, y_test, np.unique(labels))
         messages = sorted({str(w.message) for w in caught})
         rows.append(
             {
                 "split": int(split),
                 "error_rate": 100.0 * float(np.mean(y_pred != y_test)),
+                **prob_scores,  # log_loss, brier, n_clipped (NaN without probabilities)
                 "n_train": int(len(train)),
                 "n_test": int(len(test)),
                 "fit_seconds": t_fit - t0,
@@ -126,9 +140,9 @@ def evaluate_method(
         pred = pd.DataFrame(
             {"split": int(split), "index": test.astype("int64"), "y_true": y_test, "y_pred": y_pred.astype(str)}
         )
-        if proba is not None:
-            for k, cls in enumerate(model.classes_):
-                pred[f"proba_{cls}"] = proba[:, k]
+        if P is not None:  # a column per class of the data set (0 for one the training part lacks)
+            for k, cls in enumerate(np.unique(labels)):
+                pred[f"proba_{cls}"] = P[:, k]
         preds.append(pred)
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
 
@@ -143,6 +157,8 @@ def method_input(artifact: DistanceArtifact, method_id: str) -> tuple[np.ndarray
     kind = METHODS[method_id].input
     if kind == "distance":
         return artifact.distances, False
+    if kind == "relation":  # DistanceTransform: the native similarity, else the distances as they are
+        return (artifact.similarities if artifact.similarities is not None else artifact.distances), False
     if kind == "similarity":
         if artifact.similarities is not None:
             return artifact.similarities, False
@@ -155,19 +171,45 @@ def method_input(artifact: DistanceArtifact, method_id: str) -> tuple[np.ndarray
     return artifact.vectors, False
 
 
+def applicable_grid(estimator, R_train: np.ndarray, grid: list[dict]) -> list[dict]:
+    """The grid points whose ``to_distance`` applies to the split's training relation (``DistanceTransform``
+    estimators; others: the grid). Similarity candidates left out are warned about; none left is an error."""
+    if not hasattr(estimator, "valid_candidates"):
+        return grid
+    valid = estimator.valid_candidates(R_train)
+    kept = [p for p in grid if p.get("to_distance", estimator.to_distance) in valid]
+    dropped = sorted({p.get("to_distance", estimator.to_distance) for p in grid} - set(valid))
+    if not kept:
+        raise DataError(f"no to_distance candidate of the grid applies to the training part "
+                        f"(given: {', '.join(dropped)}; valid here: {', '.join(valid)})")
+    if dropped and estimator.relation == "similarity":
+        warnings.warn(f"to_distance {', '.join(dropped)} left out: some off-diagonal training similarities "
+                      "are negative", UserWarning, stacklevel=2)
+    return kept
+
+
 def _nested(params: dict) -> dict:
     return {f"estimator__{k}": v for k, v in params.items()}
 
 
 def _plain(params: dict) -> dict:
-    return {k.removeprefix("estimator__"): v for k, v in params.items()}
+    return {_bare(k): v for k, v in params.items()}
+
+
+def _bare(name: str) -> str:
+    """A parameter's name without the wrappers' ``estimator__`` prefixes."""
+    while name.startswith("estimator__"):
+        name = name.removeprefix("estimator__")
+    return name
 
 
 def _seeded(estimator, fixed_params, seed: int, dataset: str, split: int):
-    """The estimator with ``random_state`` derived from (seed, dataset, split), unless fixed in config."""
-    if "random_state" not in estimator.get_params() or "random_state" in (fixed_params or {}):
+    """The estimator with ``random_state`` (a wrapped estimator's too) derived from (seed, dataset, split),
+    unless fixed in config."""
+    names = [k for k in estimator.get_params() if k == "random_state" or k.endswith("__random_state")]
+    if not names or any(k in (fixed_params or {}) for k in names):  # also a wrapped one (estimator__...)
         return estimator
-    return clone(estimator).set_params(random_state=derive_seed(seed, dataset, split, "model") % 2**31)
+    return clone(estimator).set_params(**dict.fromkeys(names, derive_seed(seed, dataset, split, "model") % 2**31))
 
 
 @contextlib.contextmanager
@@ -181,6 +223,7 @@ def _context(dataset: str, method_id: str, split: int):
 
 def _exported_model(model, ids: np.ndarray, train: np.ndarray) -> str | None:
     """The fitted HLM mixture as JSON, its prototypes also named by object id and index; None if not exportable."""
+    model = model.estimator_ if isinstance(model, VDMDistances) else model  # same fit rows
     if not hasattr(model, "model"):
         return None
     exported = asdict(model.model())
@@ -197,6 +240,7 @@ FITTED_NAMES = {"n_subclasses_": "n_subclasses_effective"}
 def _fitted_summary(model) -> dict:
     """Estimated quantities worth recording with the CV choice (e.g. Kernel HLM's s, b)."""
     out = {}
+    model = model.estimator_ if isinstance(model, VDMDistances) else model  # the distances' wrapper
     inner = getattr(model, "estimator_", None)  # SimilarityFromDistances: also the wrapped model's
     for name in ("shape_", "scale_", "shape_mle_", "n_prototypes_", "upper_bound_", "gamma_",
                  "negative_eigenfraction_", "n_subclasses_", "n_clusters_effective_"):

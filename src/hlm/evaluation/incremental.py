@@ -5,8 +5,10 @@ shuffled (seed from (seed, data set, split, "incremental")), its first 20%
 is the initial batch and the rest is cut into 8 equal batches. After every
 batch the learner is updated (``partial_fit``) and scores the test part: 9
 rounds. The online KDE schemes (``VECTOR_SCHEMES``) read feature vectors instead of distances,
-standardised with the split's training part. ``round_seconds`` is the wall time of the update (the paper's Table 5
-sums it over the rounds); ``predict_seconds`` that of scoring the test part.
+standardised with the split's training part. A distance that uses labels (House Votes' VDM) is
+built per split from the training part's labels (all its batches': no test label).
+``round_seconds`` is the wall time of the update (the paper's Table 5 sums it over the rounds);
+``predict_seconds`` that of scoring the test part.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hlm.evaluation.seeds import derive_seed
 from hlm.evaluation.splits import split_indices
 from hlm.incremental import MatrixDistances, Retrain, SchemeI, SchemeII
 from hlm.methods import ONLINE_KDE_LEARNER, VECTOR_SCHEMES
+from hlm.models.label_distances import training_vdm
 
 SCHEMES = {"scheme_i": SchemeI, "scheme_ii": SchemeII, "retrain": Retrain}
 # the online KDE learners on feature vectors (hlm.methods.VECTOR_SCHEMES) are imported on use, so that
@@ -75,12 +78,16 @@ def run_incremental(artifact: DistanceArtifact, splits: pd.DataFrame, scheme: st
     if scheme in VECTOR_SCHEMES and artifact.vectors is None:
         raise DataError(f"incremental scheme '{scheme}' needs feature vectors; data set '{dataset}' is of kind "
                         f"'{artifact.metadata.get('kind', '?')}' (only kind: vectors has them)")
-    distances = None if scheme in VECTOR_SCHEMES else MatrixDistances(artifact.distances, ids)
+    by_split = scheme in VECTOR_SCHEMES or artifact.records is not None  # built per split, below
+    distances = None if by_split else MatrixDistances(artifact.distances, ids)
     rows = []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
         train, test = split_indices(splits, int(split))
         if scheme in VECTOR_SCHEMES:  # standardised with the split's training part (spec section 9)
             distances = _online_kde().VectorRows(artifact.vectors, ids, ids[train])
+        elif artifact.records is not None:  # a distance that uses labels: the training part's only
+            distances = MatrixDistances(training_vdm(artifact.records, labels, train,
+                                                     artifact.metadata.get("vdm_q", 2)), ids)
         learner = make_learner(scheme, params, derive_seed(seed, dataset, int(split), "incremental-model") % 2**31)
         n_seen = 0
         for r, batch in enumerate(batch_indices(train, derive_seed(seed, dataset, int(split), "incremental")), 1):

@@ -71,12 +71,19 @@ class PrecomputedSVC:
     matrix with a column per fitted object (the callers check their input).
     libsvm's ``random_seed`` (used for probability estimates only) is 0,
     where SVC draws it from its ``random_state``.
+
+    ``probability=True`` is ``SVC(probability=True)``: libsvm's Platt scaling, a
+    sigmoid per class pair fitted on decision values of an internal 5-fold CV,
+    coupled across pairs (``predict_proba``). The SVM itself, hence ``predict``,
+    is the same (libsvm fits it apart from the CV; tested).
     """
 
-    def __init__(self, C: float = 1.0, *, max_iter: int = -1, cache_size: float = 200.0):
+    def __init__(self, C: float = 1.0, *, max_iter: int = -1, cache_size: float = 200.0,
+                 probability: bool = False):
         self.C = C
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.probability = probability
 
     def fit(self, K, y) -> PrecomputedSVC:
         classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
@@ -97,7 +104,8 @@ class PrecomputedSVC:
         (self.support_, self.support_vectors_, self._n_support, self._dual_coef, self._intercept,
          self._probA, self._probB, self.fit_status_, self.n_iter_) = _libsvm.fit(
             K, y_enc, C=float(self.C), cache_size=float(self.cache_size),
-            max_iter=int(self.max_iter), class_weight=np.ones(len(classes)), random_seed=0, **_FIT_ARGS)
+            max_iter=int(self.max_iter), class_weight=np.ones(len(classes)), random_seed=0,
+            **{**_FIT_ARGS, "probability": bool(self.probability)})
         if not (np.isfinite(self._intercept).all() and np.isfinite(self._dual_coef).all()):
             raise ValueError("PrecomputedSVC: the dual coefficients or intercepts are not finite")
         self.hit_max_iter = bool(self.fit_status_ == 1)
@@ -132,6 +140,14 @@ class PrecomputedSVC:
             self._test_kernel(K_te), self.support_, self.support_vectors_, self._n_support, self._dual_coef,
             self._intercept, self._probA, self._probB, cache_size=float(self.cache_size), **_PREDICT_ARGS)
         return self.classes_.take(np.asarray(pred, dtype=np.intp))
+
+    def predict_proba(self, K_te) -> np.ndarray:
+        """libsvm's Platt probabilities (columns: ``classes_``); needs ``probability=True`` at fit."""
+        if self._probA.size == 0:
+            raise ValueError("PrecomputedSVC: predict_proba needs a fit with probability=True")
+        return _libsvm.predict_proba(
+            self._test_kernel(K_te), self.support_, self.support_vectors_, self._n_support, self._dual_coef,
+            self._intercept, self._probA, self._probB, cache_size=float(self.cache_size), **_PREDICT_ARGS)
 
     def decision_function(self, K_te) -> np.ndarray:
         """SVC's ``decision_function`` (shape "ovr"): (m,) for two classes, else (m, n_classes)."""

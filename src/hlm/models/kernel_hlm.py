@@ -3,7 +3,9 @@
 Each training object z_i gets u_i = D^2(z_i, nearest other object of its class).
 One common Gamma(s, b) is fitted to all u_i (log s - psi(s) = log(ubar/utilde),
 b = ubar/s), then s is rounded to s* (section 2.1) for scoring. As s and b are
-common to all classes, the posteriors depend on b alone. A class
+common to all classes, the posteriors depend on b alone. ``scale_factor`` c
+scores with c·b instead (c = 1: the paper's estimator; ``kernel_hlm_cv``
+chooses c by CV, docs/beyond-the-paper-spec.md section 2). A class
 k scores z by log pi_k + log sum_i (1/n_k) phi~(z; z_i) with the pseudo-density
 of eq. 1, and posteriors follow eq. 6, all in the log domain.
 """
@@ -14,11 +16,11 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from scipy.special import logsumexp
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
 from hlm.errors import DataError
-from hlm.gamma import ComponentStats, fit_gamma, log_pseudo_density
+from hlm.gamma import ComponentStats, fit_gamma
 from hlm.models._base import PosteriorClassifier
 
 
@@ -35,6 +37,8 @@ class KernelHLM(PosteriorClassifier):
         Round the estimated shape to s* = floor(2s + 0.5)/2 (section 2.1).
     squared : bool
         u = D^2 (the paper's reading, default) or u = D (dissertation ch. 3, D-tilde).
+    scale_factor : float
+        Score with b = c·b-hat (c = 1: the paper's estimator); multiplies a fixed ``scale`` too.
 
     Attributes
     ----------
@@ -48,19 +52,27 @@ class KernelHLM(PosteriorClassifier):
         "scale": [Interval(Real, 0, None, closed="neither"), None],
         "round_shape": ["boolean"],
         "squared": ["boolean"],
+        "scale_factor": [Interval(Real, 0, None, closed="neither")],
     }
 
+    _path_params = ("scale_factor",)  # one fit (u, s, b-hat) serves every c (``predict_grid``)
+
     def __init__(self, shape: float | None = None, scale: float | None = None, round_shape: bool = True,
-                 squared: bool = True):
+                 squared: bool = True, scale_factor: float = 1.0):
         self.shape = shape
         self.scale = scale
         self.round_shape = round_shape
         self.squared = squared
+        self.scale_factor = scale_factor
 
     def fit(self, D, y):
         self._validate_params()
         D, y_idx = self._check_fit_input(D, y)
         self._y_idx = y_idx
+        counts = np.bincount(y_idx, minlength=len(self.classes_))
+        self._class_order = np.argsort(y_idx, kind="stable")  # columns grouped by class, for the scores
+        self._class_starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self._class_counts = counts
         u = nearest_same_class_sq_distance(D if self.squared else np.sqrt(D), y_idx)
         singletons = [str(c) for c, n in zip(self.classes_, np.bincount(y_idx)) if n == 1]
         if singletons:
@@ -82,7 +94,8 @@ class KernelHLM(PosteriorClassifier):
             )
         u_pos = u[has_u & ~zero]
         if self.shape is not None and self.scale is not None:
-            self.shape_mle_, self.shape_, self.scale_ = np.nan, float(self.shape), float(self.scale)
+            self.shape_mle_, self.shape_ = np.nan, float(self.shape)
+            self.scale_ = float(self.scale_factor) * float(self.scale)
             return self
         if u_pos.size == 0:
             raise DataError(
@@ -101,20 +114,49 @@ class KernelHLM(PosteriorClassifier):
         else:  # fixed shape: b is the MLE given s
             self.shape_mle_, self.shape_ = np.nan, float(self.shape)
             scale = float(stats.mean_u[0] / self.shape_)
-        self.scale_ = float(self.scale) if self.scale is not None else scale
+        self.scale_ = float(self.scale_factor) * (float(self.scale) if self.scale is not None else scale)
+
+    def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold over ``scale_factor``: one fit and one set of kernel arguments, then
+        every c rescales b (equal to one refit per grid point, tested); other grids refit per point."""
+        if any(set(p) - {"scale_factor"} for p in grid):
+            return super().predict_grid(D_fit, y, D_val, grid)
+        factors = [p.get("scale_factor", self.scale_factor) for p in grid]
+        for c in set(factors):  # each value validated as set_params would (the same errors)
+            if not (isinstance(c, Real) and not isinstance(c, bool) and c > 0):
+                clone(self).set_params(scale_factor=c)._validate_params()
+        self._validate_params()
+        model = clone(self).set_params(scale_factor=1.0).fit(D_fit, y)
+        u, mins = model._test_u(D_val)
+        distinct = list(dict.fromkeys(factors))
+        scores = model._log_scores(u, mins, np.array([float(c) * model.scale_ for c in distinct]))  # as fit sets
+        winners = dict(zip(distinct, model.classes_[np.argmax(scores, axis=2)]))  # scale_ at each c
+        return [winners[c] for c in factors]
+
+    def _test_u(self, D) -> tuple[np.ndarray, np.ndarray]:
+        """(D^2 (or D) of the test rows, columns grouped by class; each row's smallest per class)."""
+        D = self._check_predict_input(D)
+        u = (D**2 if self.squared else D)[:, self._class_order]
+        return u, np.minimum.reduceat(u, self._class_starts, axis=1)
+
+    def _log_scores(self, u: np.ndarray, mins: np.ndarray, scales: np.ndarray) -> np.ndarray:
+        """log pi_k + log (1/n_k) sum_i phi~(z; z_i) (eq. 1 and 6) from ``_test_u``, one (row x class) slice
+        per scale b of ``scales``, in the log domain: each class's sum is taken relative to its largest
+        kernel, exp(-min u / b)."""
+        b = scales[:, None, None]
+        top = mins[None] / b  # the smallest u / b of each class exactly (division is monotone)
+        sums = np.empty(top.shape)
+        ends = [*self._class_starts[1:], u.shape[1]]
+        for k, (start, end) in enumerate(zip(self._class_starts, ends)):
+            x = u[None, :, start:end] / b
+            np.subtract(top[:, :, k : k + 1], x, out=x)
+            sums[:, :, k] = np.exp(x, out=x).sum(axis=2)
+        log_weight = np.log(self.class_prior_) - np.log(self._class_counts)
+        return np.log(sums) - top + log_weight - self.shape_ * np.log(np.pi * b)
 
     def predict_log_scores(self, D) -> np.ndarray:
         """log pi_k + log phi(z | M_k) for every row of ``D_test_train`` and class k (eq. 6 numerator)."""
-        D = self._check_predict_input(D)
-        log_kernel = log_pseudo_density(D**2 if self.squared else D, self.shape_, self.scale_)
-        n_classes = len(self.classes_)
-        scores = np.empty((D.shape[0], n_classes))
-        counts = np.bincount(self._y_idx, minlength=n_classes)
-        for k in range(n_classes):
-            cols = self._y_idx == k
-            scores[:, k] = logsumexp(log_kernel[:, cols], axis=1) - np.log(counts[k])
-        return scores + np.log(self.class_prior_)[None, :]
-
+        return self._log_scores(*self._test_u(D), np.array([self.scale_]))[0]
 
 
 def nearest_same_class_sq_distance(D: np.ndarray, y_idx: np.ndarray) -> np.ndarray:

@@ -132,10 +132,10 @@ class KNNClassifier(PrecomputedClassifier):
         return votes, nb_labels
 
     def predict_proba(self, D):
-        """Vote fractions among the k neighbours (not a calibrated posterior)."""
+        """The vote shares among the k neighbours, Laplace-corrected (``laplace_shares``): no class gets 0."""
         D = self._check_predict_input(D)
         votes, _ = self._votes(D)
-        return votes / votes.sum(axis=1, keepdims=True)
+        return laplace_shares(votes / votes.sum(axis=1, keepdims=True), votes.sum(axis=1, keepdims=True))
 
     def predict(self, D):
         D = self._check_predict_input(D)
@@ -144,6 +144,15 @@ class KNNClassifier(PrecomputedClassifier):
             votes, nb_labels = self._votes(D)
             return self.classes_[break_vote_ties(votes, self.class_prior_, nb_labels)]
         return self.classes_[_all_fitted(D, self._y_idx, self._class_counts, [k])[0]]
+
+
+def laplace_shares(shares: np.ndarray, k) -> np.ndarray:
+    """(w_g + 1/k) / (1 + G/k) of class shares w (rows sum to 1) of k votes, G classes: the Laplace
+    correction of the counts k w_g, (k w_g + 1) / (k + G), so that no probability is 0
+    (docs/beyond-the-paper-spec.md section 3). ``k``: a number or one per row."""
+    shares = np.asarray(shares, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    return (k * shares + 1.0) / (k + shares.shape[1])
 
 
 def break_vote_ties(votes: np.ndarray, prior: np.ndarray, ranked_labels: np.ndarray) -> np.ndarray:

@@ -32,10 +32,13 @@ agree to rounding, not always to the last bit. tests/test_local_sda.py checks th
 same decisions (centroids, statuses, predictions), that every lambda of both meets the moment
 constraint to Brent's tolerance, and that the scores agree within the rounding of their terms.
 ``predict_grid`` shares the support and the neighbour ranking of a CV fold across the grid of k.
+``predict_proba`` (``_log_posterior_rows``): the softmax of the same scores, decisions as ``predict``'s
+(docs/beyond-the-paper-spec.md section 3).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -54,7 +57,7 @@ from hlm.models._local_sda_kernels.core import (  # noqa: F401 - the constants a
     XTOL,
     _raise_brent_error,
 )
-from hlm.models._local_sda_kernels.local import _predict_rows
+from hlm.models._local_sda_kernels.local import _log_posterior_rows, _predict_rows
 
 
 # ----------------------------------------------------------------- supports
@@ -120,7 +123,7 @@ class LocalSDA(CompiledKernels, SimilarityClassifier):
     Attributes
     ----------
     n_degenerate_ : int
-        Rows of the last ``predict`` call that used the fallback rule.
+        Rows of the last ``predict`` (or ``predict_proba``) call that used the fallback rule.
     """
 
     _parameter_constraints = {
@@ -165,6 +168,29 @@ class LocalSDA(CompiledKernels, SimilarityClassifier):
         out, fell_back = self._predict_idx(S_te, self._neighbours(S_te))
         self.n_degenerate_ = int(fell_back.sum())
         return self.classes_[out]
+
+    def predict_log_proba(self, S_te):
+        """log P(g | x) over ``classes_``: the log softmax of the class scores over the classes in N (-inf for
+        the others); a row with one class in N or decided by the fallback rule: 0 for its class
+        (docs/beyond-the-paper-spec.md section 3) [P]. Its argmax is ``predict``'s decision."""
+        S_te = self._check_predict_input(S_te)
+        _, fell_back, log_post, err, err_row, err_x = _log_posterior_rows(
+            *self._kernel_args(S_te, self._neighbours(S_te)))
+        _raise_brent_error(err, err_x, err_row)
+        self.n_degenerate_ = int(fell_back.sum())
+        return log_post
+
+    def predict_proba(self, S_te):
+        """P(g | x) over ``classes_`` (``predict_log_proba``); rows sum to 1."""
+        return np.exp(self.predict_log_proba(S_te))
+
+    def _warm_up(self) -> None:
+        """``CompiledKernels._warm_up``, and the kernel of ``predict_proba`` (the evaluation stores it)."""
+        super()._warm_up()
+        S = np.exp(-np.abs(np.subtract.outer(np.arange(6.0), np.arange(6.0))))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clone(self).fit(S, np.repeat([0, 1], 3)).predict_proba(S)
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: one fit (support) and one neighbour ranking, the predictions of

@@ -18,6 +18,11 @@ The two similarity SVMs have precomputed kernels and fit them with
 without SVC's per-fit validation, which dominated their CV grids: ~6 ms per
 fit), in the CV grid path and the final fit alike. ``SVMVectors`` uses
 ``SVC``'s own linear/RBF kernel.
+
+``probability=True`` adds libsvm's Platt scaling (``predict_proba``; an internal
+5-fold CV per class pair, seed 0), for the final fit only: the evaluation sets it
+there (``MethodSpec.final_fixed``), the CV grid paths never fit it, and the SVM
+and its predictions do not change (docs/beyond-the-paper-spec.md section 3).
 """
 
 from __future__ import annotations
@@ -49,17 +54,22 @@ _SVC_CONSTRAINTS = {
     "C": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
     "cache_size": [Interval(Real, 0, None, closed="neither")],
+    "probability": ["boolean"],
 }
 
 
 # ---------------------------------------------------------------- shared helpers
-def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale") -> tuple[SVC, bool]:
+def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale",
+            probability=False) -> tuple[SVC, bool]:
     """Fit ``SVC`` (one-vs-one; ``SVMVectors``); return it and whether libsvm stopped at ``max_iter``.
 
     libsvm's own ConvergenceWarning is swallowed (the caller re-emits a clearer
-    one); any other warning is passed on unchanged.
+    one); any other warning is passed on unchanged. ``probability``: libsvm's Platt scaling, seed 0;
+    scikit-learn 1.9 deprecates that parameter (to go in 1.11; the pinned 1.9.1 has it), and its
+    FutureWarning is swallowed too.
     """
-    svc = SVC(kernel=kernel, C=float(C), gamma=gamma, max_iter=int(max_iter), cache_size=float(cache_size))
+    svc = SVC(kernel=kernel, C=float(C), gamma=gamma, max_iter=int(max_iter), cache_size=float(cache_size),
+              probability=bool(probability), random_state=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         svc.fit(K, y)
@@ -67,6 +77,8 @@ def fit_svc(K, y, *, C, max_iter, cache_size, kernel="precomputed", gamma="scale
     for w in caught:
         if issubclass(w.category, ConvergenceWarning):
             hit = True
+        elif issubclass(w.category, FutureWarning) and "`probability` parameter" in str(w.message):
+            pass
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return svc, hit
@@ -76,7 +88,8 @@ def fit_precomputed(estimator, y_idx: np.ndarray, what: str) -> None:
     """Fit ``estimator.svc_``: ``PrecomputedSVC`` (one-vs-one, equal to ``SVC(kernel="precomputed")``,
     tested) on ``estimator._kernel``; set ``converged_`` and warn, naming ``what``, if libsvm hit max_iter."""
     estimator.svc_ = PrecomputedSVC(float(estimator.C), max_iter=int(estimator.max_iter),
-                                    cache_size=float(estimator.cache_size)).fit(estimator._kernel, y_idx)
+                                    cache_size=float(estimator.cache_size),
+                                    probability=bool(estimator.probability)).fit(estimator._kernel, y_idx)
     estimator.converged_ = not estimator.svc_.hit_max_iter
     if not estimator.converged_:
         warn_max_iter(what, estimator.C, estimator.max_iter)
@@ -113,6 +126,8 @@ class SVMSimilarityKernel(SimilarityClassifier):
         "clip" is the method of the comparison; flip/shift are variants.
     max_iter, cache_size
         Passed to libsvm (``PrecomputedSVC``, as ``SVC``'s).
+    probability : bool
+        Fit libsvm's Platt scaling too (``predict_proba``); predictions do not change.
 
     Attributes
     ----------
@@ -128,11 +143,13 @@ class SVMSimilarityKernel(SimilarityClassifier):
 
     _path_params = ("C",)  # the spectrum transform does not depend on C
 
-    def __init__(self, C: float = 1.0, spectrum: str = "clip", max_iter: int = 100_000, cache_size: float = 200):
+    def __init__(self, C: float = 1.0, spectrum: str = "clip", max_iter: int = 100_000, cache_size: float = 200,
+                 probability: bool = False):
         self.C = C
         self.spectrum = spectrum
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.probability = probability
 
     def fit(self, S, y):
         y_idx = self._fit_kernel(S, y)
@@ -157,6 +174,11 @@ class SVMSimilarityKernel(SimilarityClassifier):
     def predict(self, S):
         S = self._check_predict_input(S)
         return self.classes_[self.svc_.predict(self._test_kernel(S))]
+
+    def predict_proba(self, S):
+        """Platt probabilities over ``classes_`` (needs ``probability=True``)."""
+        S = self._check_predict_input(S)
+        return self.svc_.predict_proba(self._test_kernel(S))
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: the spectrum transform once, an SVM per C (equal to refits, tested)."""
@@ -185,6 +207,8 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         instead [P]; if all rows are identical, gamma' = gamma (with a warning).
     max_iter, cache_size
         Passed to libsvm (``PrecomputedSVC``, as ``SVC``'s).
+    probability : bool
+        Fit libsvm's Platt scaling too (``predict_proba``); predictions do not change.
 
     Attributes
     ----------
@@ -212,6 +236,7 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         gamma_scale: str = "absolute",
         max_iter: int = 100_000,
         cache_size: float = 200,
+        probability: bool = False,
     ):
         self.C = C
         self.kernel = kernel
@@ -219,6 +244,7 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         self.gamma_scale = gamma_scale
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.probability = probability
 
     def fit(self, S, y):
         y_idx = self._fit_kernel(S, y)
@@ -284,14 +310,20 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         S = self._check_predict_input(S)
         return self.classes_[self.svc_.predict(self._test_kernel(S))]
 
+    def predict_proba(self, S):
+        """Platt probabilities over ``classes_`` (needs ``probability=True``)."""
+        S = self._check_predict_input(S)
+        return self.svc_.predict_proba(self._test_kernel(S))
+
 
 def _svm_grid_path(estimator, S_fit, y, S_val, grid: list[dict]) -> list:
     """Shared grid path of the global similarity SVMs: per setting of the parameters other than
     ``_path_params`` the fit-set kernel once (``_fit_kernel``), per gamma (features, rbf) the
-    kernels, per C an SVM."""
+    kernels, per C an SVM (without Platt scaling: predictions only, which it does not change)."""
     out: list = [None] * len(grid)
     for outer, points in group_grid(estimator, grid, estimator._path_params).items():
         model = clone(estimator).set_params(**dict(outer))
+        model.probability = False
         y_idx = model._fit_kernel(S_fit, y)
         S_te = model._check_predict_input(S_val)
         d2_te = squared_distances(S_te, model.features_) if getattr(model, "kernel", None) == "rbf" else None
@@ -326,6 +358,8 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         RBF width on the standardised features; ignored for linear.
     max_iter, cache_size
         Passed to ``SVC``.
+    probability : bool
+        Fit libsvm's Platt scaling too (``predict_proba``; seed 0); predictions do not change.
     """
 
     _parameter_constraints = {
@@ -341,12 +375,14 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         gamma: float = 0.1,
         max_iter: int = 100_000,
         cache_size: float = 200,
+        probability: bool = False,
     ):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.probability = probability
 
     def fit(self, X, y):
         self._validate_params()
@@ -356,7 +392,7 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         self.mean_, self.scale_ = standard_scale(X)
         self.svc_, hit = fit_svc(
             (X - self.mean_) / self.scale_, y_idx, C=self.C, max_iter=self.max_iter,
-            cache_size=self.cache_size, kernel=self.kernel, gamma=float(self.gamma),
+            cache_size=self.cache_size, kernel=self.kernel, gamma=float(self.gamma), probability=self.probability,
         )
         self.converged_ = not hit
         if hit:
@@ -366,3 +402,8 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
     def predict(self, X):
         X = fitted_vectors(self, X, "classes_")
         return self.classes_[self.svc_.predict((X - self.mean_) / self.scale_)]
+
+    def predict_proba(self, X):
+        """Platt probabilities over ``classes_`` (needs ``probability=True``)."""
+        X = fitted_vectors(self, X, "classes_")
+        return self.svc_.predict_proba((X - self.mean_) / self.scale_)

@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
-from hlm.models.knn import break_vote_ties
+from hlm.models.knn import break_vote_ties, laplace_shares
 from hlm.models.kri import simplex_qp_rows
 from hlm.models.spectrum import clip_eigenpairs, symmetrize
 
@@ -72,6 +72,22 @@ class _LocalWeightedVote(SimilarityClassifier):
         nb, w = self.neighbour_weights(S_te)
         winner = break_vote_ties(self._scores(nb, w), self.class_prior_, self._y_idx[nb])
         return self.classes_[winner]
+
+    def predict_proba(self, S_te):
+        """The class shares of the weights, Laplace-corrected (``laplace_shares``, k the neighbourhood size).
+
+        w_g = max(score_g, 0) / sum_h max(score_h, 0): only positive class scores count (KRR's weights, and
+        affinity weights of negative similarities, can be negative); where no class scores > 0, the plain
+        vote shares [P] (docs/beyond-the-paper-spec.md section 3).
+        """
+        nb, w = self.neighbour_weights(S_te)
+        scores = self._scores(nb, w)
+        positive = np.where(scores > 0, scores, 0.0)  # -inf (absent classes) -> 0
+        total = positive.sum(axis=1, keepdims=True)
+        votes = self._scores(nb, np.ones(nb.shape))
+        votes = np.where(np.isfinite(votes), votes, 0.0) / nb.shape[1]
+        shares = np.where(total > 0, positive / np.where(total > 0, total, 1.0), votes)
+        return laplace_shares(shares, nb.shape[1])
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: one ranking of the fit set per fold, neighbourhoods

@@ -43,18 +43,20 @@ def load_evaluations(paths: list[str | os.PathLike]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _fmt(value: float) -> str:
-    return NA if pd.isna(value) else f"{value:.2f}"
+def _fmt(value: float, decimals: int = 2) -> str:
+    return NA if pd.isna(value) else f"{value:.{decimals}f}"
 
 
-def summarize(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFrame:
-    """One row per (method, dataset) in the given orders (methods outer).
+def summarize(long_df: pd.DataFrame, datasets: list, methods: list, value: str = "error_rate",
+              decimals: int = 2) -> pd.DataFrame:
+    """One row per (method, dataset) in the given orders (methods outer), of the per-split ``value``
+    (lower is better; NaN: no result).
 
     Columns: method, dataset, to_distance, n_splits, mean, sd (ddof=1, NaN for
-    fewer than 2 splits), cell ("mean (sd)" with 2 decimals, or "NA" without results).
+    fewer than 2 splits), cell ("mean (sd)" with ``decimals``, or "NA" without results).
     """
     stats = (
-        long_df.groupby(["method", "dataset"])["error_rate"]
+        long_df.groupby(["method", "dataset"])[value]
         .agg(n_splits="count", mean="mean", sd=lambda s: s.std(ddof=1))
     )
     conv = (
@@ -62,28 +64,29 @@ def summarize(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFr
         if "to_distance" in long_df
         else {}
     )
-    p_worse = {d: not_worse_than_best(long_df[long_df["dataset"] == d], methods) for d in datasets}
+    p_worse = {d: not_worse_than_best(long_df[long_df["dataset"] == d], methods, value) for d in datasets}
     rows = []
     for method in methods:
         for dataset in datasets:
             n, mean, sd = stats.loc[(method, dataset)] if (method, dataset) in stats.index else (0, None, None)
-            cell = f"{_fmt(mean)} ({_fmt(sd)})" if n else NA
+            cell = f"{_fmt(mean, decimals)} ({_fmt(sd, decimals)})" if n else NA
             p = p_worse[dataset].get(method, float("nan"))
             rows.append((method, dataset, conv.get(dataset, NA), int(n), mean, sd, cell, p, bool(n) and p >= ALPHA))
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     return out.astype({"mean": float, "sd": float, "p_worse": float, "bold": bool})
 
 
-def not_worse_than_best(one_dataset: pd.DataFrame, methods: list) -> dict:
+def not_worse_than_best(one_dataset: pd.DataFrame, methods: list, value: str = "error_rate") -> dict:
     """{method: p-value of "worse than the best"} on one data set (the best gets 1.0).
 
     One-sided Wilcoxon signed-rank test, ``wilcoxon(err_m, err_best,
-    alternative="greater")``, on the errors of the splits both methods ran
-    (paired by split). All-zero differences count as not worse (p = 1).
+    alternative="greater")``, on the errors (``value``, lower is better) of the
+    splits both methods ran (paired by split). All-zero differences count as not
+    worse (p = 1).
     """
     from scipy.stats import wilcoxon
 
-    errors = one_dataset.pivot_table(index="split", columns="method", values="error_rate")
+    errors = one_dataset.pivot_table(index="split", columns="method", values=value)
     errors = errors[[m for m in methods if m in errors.columns]]
     if errors.empty:
         return {}

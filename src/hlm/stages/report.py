@@ -76,3 +76,31 @@ def cv_components_figure(evaluations: list[str], methods: list[str], *, dataset:
     frames = {m: pd.read_parquet(p) for m, p in zip(methods, evaluations)}
     plot_cv_components(frames, output, dataset=dataset, labels={m: METHODS[m].label for m in methods})
     log.info("figure written: %s", output)
+
+
+def probability_tables(evaluations: list[str], *, datasets: list[str], methods: list[str], log_loss_csv: str,
+                       log_loss_md: str, brier_csv: str, brier_md: str, summary_out: str | None = None) -> None:
+    """``results/tables/log_loss.{csv,md}`` and ``brier.{csv,md}`` (mean (sd) over the splits, Wilcoxon bold,
+    NA without probabilities) and the tidy ``probability_summary.csv`` (docs/beyond-the-paper-spec.md section 3)."""
+    from hlm.reporting.probabilities import write_probability_tables
+    from hlm.reporting.tables import load_evaluations
+
+    outputs = {"log_loss_csv": log_loss_csv, "log_loss_md": log_loss_md, "brier_csv": brier_csv, "brier_md": brier_md}
+    summary = write_probability_tables(load_evaluations(evaluations), datasets, methods, outputs,
+                                       labels={m: METHODS[m].label for m in methods}, summary_path=summary_out)
+    log.info("log-loss and Brier tables written: %s, %s (%d test objects clipped)", log_loss_md, brier_md,
+             int(summary["n_clipped"].sum()))
+
+
+def reliability_figure(predictions: list[str], methods: list[str], *, dataset: str, output: str) -> None:
+    """``results/figures/reliability_{dataset}.png``: the reliability diagram of the methods with probabilities."""
+    from hlm.evaluation.probabilities import predictions_reliability
+    from hlm.reporting.probabilities import plot_reliability
+
+    bins = {}
+    for method, path in zip(methods, predictions):
+        frame = predictions_reliability(pd.read_parquet(path))
+        if frame is not None:
+            bins[method] = frame
+    plot_reliability(bins, dataset, output, labels={m: METHODS[m].label for m in methods})
+    log.info("figure written: %s (%d methods)", output, len(bins))

@@ -348,3 +348,50 @@ def _decide_nb(scores, classes, n_classes, class_prior, y_nb, log_post_row):  # 
     for g in range(scores.size):
         log_post_row[classes[g]] = scores[g] - lse
     return _argmax_nb(scores, classes, n_classes, class_prior, y_nb)
+
+
+@njit(cache=True)
+def _log_posterior_rows(S, S_te, nbs, y_idx, n_classes, lo, hi, omega, discrete, log_prior_global, global_prior,
+                        mode, class_prior):  # pragma: no cover - compiled
+    """``_predict_rows`` with the log posteriors: the softmax of the class scores over the classes in N
+    (``_decide_nb``; -inf for the others), and for a row of one class in N or decided by the fallback
+    rule 0 at its class, -inf elsewhere (docs/beyond-the-paper-spec.md section 3).
+
+    Returns (class index per row, fallback used per row, log posteriors (m x n_classes), brent error code,
+    its row, its x). The class indices are ``_predict_rows``'s.
+    """
+    m, k = nbs.shape
+    out = np.empty(m, dtype=np.int64)
+    fell_back = np.zeros(m, dtype=np.bool_)
+    log_post = np.full((m, n_classes), -np.inf)
+    w = np.empty(omega.size)
+    y_nb = np.empty(k, dtype=np.int64)
+    exact = mode == 2
+    for i in range(m):
+        nb = nbs[i]
+        s = S_te[i]
+        if _single_class_nb(nb, y_idx, y_nb):  # |G_x| = 1 -> that class
+            out[i] = y_nb[0]
+            log_post[i, y_nb[0]] = 0.0
+            continue
+        classes, mu, c, lam, status, log_prior, err, err_x = _row_model_nb(
+            S, s, nb, y_idx, n_classes, lo, hi, omega, discrete, log_prior_global, global_prior, not exact, w
+        )
+        if err != 0:
+            return out, fell_back, log_post, err, i, err_x
+        degenerate = False
+        for g in range(classes.size):
+            for h in range(classes.size):
+                if status[g, h] != _OK:
+                    degenerate = True
+        winner = -1
+        if not (degenerate and not exact):
+            scores = _log_scores_nb(classes, mu, s, c, lam, status, log_prior, lo, hi, omega, discrete, exact, w)
+            winner = _decide_nb(scores, classes, n_classes, class_prior, y_nb, log_post[i])
+        if winner < 0:  # degenerate, or every class scores -inf (exact)
+            fell_back[i] = True
+            winner = _fallback_nb(mode, s, mu, classes, n_classes, class_prior, y_nb)
+            log_post[i] = -np.inf
+            log_post[i, winner] = 0.0
+        out[i] = winner
+    return out, fell_back, log_post, 0, -1, 0.0

@@ -1,5 +1,6 @@
 """The P-SVM classifier (spec ``docs/compared-methods-spec.md`` 6.9): one binary P-SVM per class pair,
-one-vs-one voting; the CV grid path of one fold (``PSVM.predict_grid``)."""
+one-vs-one voting; the CV grid path of one fold (``PSVM.predict_grid``); Platt probabilities
+(``probability=True``, docs/beyond-the-paper-spec.md section 3)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from hlm.errors import HLMError
 from hlm.models._base import CompiledKernels, SimilarityClassifier
 from hlm.models._grid import group_grid
+from hlm.models.platt import pair_proba, sigmoid_train
 from hlm.models.psvm.normalisation import normalise_columns
 from hlm.models.psvm.solver import dual_path, dual_terms, kkt_violation, psvm_dual
 
@@ -81,6 +85,16 @@ class PSVM(CompiledKernels, SimilarityClassifier):
         Relative KKT tolerance of the solver (spec 6.9).
     max_sweeps : int
         Cap on coordinate-descent sweeps per pair; reaching it warns.
+    probability : bool
+        Also fit Platt scaling (``predict_proba``) [P]: each pair's sigmoid (libsvm's ``sigmoid_train``)
+        on decision values of a 5-fold CV of the fit set (stratified, seed 0; fewer folds for a class
+        smaller than 5), each fold a P-SVM with the same parameters; pairs coupled as libsvm does
+        (``hlm.models.platt``). Costs 5 more fits; ``predict`` does not change.
+
+    Attributes
+    ----------
+    platt_ : ndarray (pairs x 2)
+        Each pair's (A, B) of P(earlier class | f) = 1 / (1 + exp(A f + B)); with ``probability``.
     """
 
     _path_params = ("C", "epsilon")  # per class pair: the normalisation and Q, c depend on neither
@@ -91,15 +105,17 @@ class PSVM(CompiledKernels, SimilarityClassifier):
         "columns": [StrOptions({"all", "pair"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "probability": ["boolean"],
     }
 
     def __init__(self, C: float = 1.0, epsilon: float = 0.1, columns: str = "all", tol: float = 1e-6,
-                 max_sweeps: int = 10_000):
+                 max_sweeps: int = 10_000, probability: bool = False):
         self.C = C
         self.epsilon = epsilon
         self.columns = columns
         self.tol = tol
         self.max_sweeps = max_sweeps
+        self.probability = probability
 
     def fit(self, S, y):
         self._validate_params()
@@ -109,7 +125,47 @@ class PSVM(CompiledKernels, SimilarityClassifier):
             problem.model(*psvm_dual(problem.K_tilde, problem.y, self.C, self.epsilon, self.tol, self.max_sweeps),
                           self) for problem in problems
         ]
+        if self.probability:
+            self.platt_ = self._fit_platt(S, y_idx)
         return self
+
+    def _fit_platt(self, S: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
+        """Each pair's sigmoid (A, B) on its objects' decision values of a CV of the fit set (see ``probability``).
+        A fold whose P-SVM cannot be fitted (a class missing) gives no values; so does a pair missing in it."""
+        counts = np.bincount(y_idx)
+        n_folds = min(5, int(counts.min()))
+        splitter = (StratifiedKFold(n_folds, shuffle=True, random_state=0) if n_folds >= 2
+                    else KFold(min(5, len(y_idx)), shuffle=True, random_state=0))
+        decisions = [[] for _ in self.pair_models_]  # per pair: (f, object is of the earlier class)
+        inner = clone(self).set_params(probability=False)
+        for fit, val in splitter.split(S, y_idx):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # as in the parameter CV: the final fit's warnings count
+                    fold = clone(inner).fit(S[np.ix_(fit, fit)], y_idx[fit])
+            except HLMError:
+                continue
+            where = {int(c): i for i, c in enumerate(fold.classes_)}  # class index -> the fold's
+            pairs = {(m.a, m.b): p for p, m in enumerate(fold.pair_models_)}
+            F = fold._pair_decisions(S[np.ix_(val, fit)])
+            for p, model in enumerate(self.pair_models_):
+                if model.a not in where or model.b not in where:
+                    continue
+                mine = (y_idx[val] == model.a) | (y_idx[val] == model.b)
+                decisions[p].append((F[mine, pairs[(where[model.a], where[model.b])]], y_idx[val][mine] == model.a))
+        return np.array([sigmoid_train(*(np.concatenate(x) for x in zip(*d))) if d else sigmoid_train([], [])
+                         for d in decisions])
+
+    def predict_proba(self, S_te):
+        """Platt probabilities over ``classes_`` (needs ``probability=True``); their argmax may differ from
+        the one-vs-one vote of ``predict`` (as in libsvm)."""
+        if not hasattr(self, "platt_"):
+            self._check_fitted()
+            raise ValueError("PSVM: predict_proba needs a fit with probability=True")
+        F = self._pair_decisions(S_te)
+        first = np.array([m.a for m in self.pair_models_])
+        second = np.array([m.b for m in self.pair_models_])
+        return pair_proba(F, self.platt_, first, second, len(self.classes_))
 
     def predict_grid(self, S_fit, y, S_val, grid: list[dict]) -> list:
         """Grid path of one CV fold: each class pair's normalisation and Q, c are computed

@@ -1,0 +1,284 @@
+"""The similarity-to-distance transform as a hyper-parameter (docs/beyond-the-paper-spec.md section 1).
+
+The HLM paper converts a similarity S to d = S̄ − S (section 5.2) and uses a
+distance as it comes. ``DistanceTransform`` makes the conversion a parameter
+of a distance classifier, so that cross-validation chooses it jointly with the
+classifier's own grid. Every candidate is a monotone map of the base
+dissimilarity, computed with the fit set's S̄ only:
+
+==============  ==========================  =================================
+``to_distance``  similarity S                distance D (``relation="distance"``)
+==============  ==========================  =================================
+bound_minus     S̄ − S (the paper's rule)     D (as given)
+neg_log         −log(S / S̄)                 not valid
+reciprocal      1 / S                       not valid
+sqrt            sqrt(S̄ − S)                  sqrt(D)
+square          (S̄ − S)²                     D²
+==============  ==========================  =================================
+
+neg_log and reciprocal need non-negative off-diagonal similarities in the fit
+set, some positive (``valid_candidates``); a similarity of 0 (unrelated
+objects) is raised to the fit set's smallest positive similarity, so it gets the
+largest fit distance instead of an infinite one. S̄ is ``upper_bound`` (the registry's) when
+given, else the largest similarity of the fit set. A test similarity above S̄
+gives distance 0; one at or below 0 (neg_log, reciprocal) is raised to the fit
+set's smallest positive similarity, so it gets the largest fit distance.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from hlm.errors import DataError
+from hlm.models._base import FastPathMixin, PrecomputedClassifier, grid_predictions
+from hlm.models._grid import predict_each
+
+#: the candidates, in the order CV ties are broken (the paper's rule first)
+TRANSFORMS = ("bound_minus", "neg_log", "reciprocal", "sqrt", "square")
+#: the candidates that need non-negative similarities (none applies to a distance)
+_POSITIVE = ("neg_log", "reciprocal")
+
+
+def transform(R: np.ndarray, to_distance: str, relation: str, bound: float | None, floor: float | None = None,
+              diagonal: bool = False) -> np.ndarray:
+    """The distances of relation ``R`` (rows of similarities or distances) under ``to_distance``.
+
+    ``bound`` is S̄ (similarities), ``floor`` the smallest positive fit similarity (neg_log,
+    reciprocal); ``diagonal`` sets the diagonal of a square fit matrix to 0.
+    """
+    R = np.asarray(R, dtype=np.float64)
+    if relation == "similarity":
+        if to_distance in _POSITIVE:
+            S = np.maximum(R, floor)
+            D = np.maximum(-np.log(S / bound), 0.0) if to_distance == "neg_log" else 1.0 / S
+        else:
+            D = np.maximum(bound - R, 0.0)
+    else:
+        D = R.copy()
+    if to_distance == "sqrt":
+        np.sqrt(D, out=D)
+    elif to_distance == "square":
+        np.square(D, out=D)
+    if diagonal:
+        np.fill_diagonal(D, 0.0)
+    return D
+
+
+def valid_candidates(R_fit: np.ndarray, relation: str) -> tuple[str, ...]:
+    """The transforms that apply to fit relation ``R_fit``: neg_log and reciprocal only for similarities
+    whose off-diagonal entries are all non-negative, some positive."""
+    R_fit = np.asarray(R_fit)
+    if relation != "similarity":
+        return tuple(t for t in TRANSFORMS if t not in _POSITIVE)
+    off = ~np.eye(R_fit.shape[0], dtype=bool)
+    values = R_fit[off]
+    usable = bool(values.size) and bool(np.all(values >= 0)) and bool(np.any(values > 0))
+    return TRANSFORMS if usable else tuple(t for t in TRANSFORMS if t not in _POSITIVE)
+
+
+class _Facts:
+    """What the folds' constants need from a whole similarity matrix: its largest entry and the objects
+    whose self-similarity it is, whether an off-diagonal entry is negative, the smallest positive
+    off-diagonal entry and its pairs, and the zero pairs."""
+
+    def __init__(self, R: np.ndarray):
+        off = ~np.eye(len(R), dtype=bool)
+        self.top = float(R.max())
+        self.top_at = np.flatnonzero(np.diag(R) == self.top)
+        values = R[off]
+        self.negative = bool(np.any(values < 0))
+        positive = values[values > 0]
+        self.floor = float(positive.min()) if positive.size else np.nan
+        self.floor_at = np.argwhere(off & (R == self.floor))
+        self.zeros = np.argwhere(np.triu(R == 0, 1))
+
+
+class DistanceTransform(PrecomputedClassifier):
+    """``estimator`` (a distance classifier) fitted on the distances ``to_distance`` makes of the fit relation.
+
+    Parameters
+    ----------
+    estimator : distance classifier
+        Its hyper-parameters are set as ``estimator__<name>`` (nested-parameter convention).
+    to_distance : str
+        One of ``TRANSFORMS`` (table in the module docstring).
+    relation : {"similarity", "distance"}
+        What the input matrices hold.
+    upper_bound : float or None
+        S̄ of a similarity (the registry's ``upper_bound``); None: the fit set's largest similarity.
+
+    Attributes
+    ----------
+    bound_ : S̄ used (NaN for distances); floor_ : smallest positive fit similarity (NaN if unused);
+    estimator_ : the fitted inner classifier.
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "to_distance": [StrOptions(set(TRANSFORMS))],
+        "relation": [StrOptions({"similarity", "distance"})],
+        "upper_bound": [Interval(Real, None, None, closed="neither"), None],
+    }
+
+    def __init__(self, estimator, to_distance: str = "bound_minus", relation: str = "similarity",
+                 upper_bound: float | None = None):
+        self.estimator = estimator
+        self.to_distance = to_distance
+        self.relation = relation
+        self.upper_bound = upper_bound
+
+    @property
+    def _input_kind(self) -> str:
+        return self.relation
+
+    def valid_candidates(self, R_fit) -> tuple[str, ...]:
+        """The ``to_distance`` values that apply to this fit relation (see ``valid_candidates``)."""
+        return valid_candidates(R_fit, self.relation)
+
+    def _fit_constants(self, R: np.ndarray) -> None:
+        self.bound_, self.floor_ = np.nan, np.nan
+        if self.relation != "similarity":
+            if self.to_distance in _POSITIVE:
+                raise DataError(f"to_distance {self.to_distance} applies to similarities, not distances")
+            return
+        top = float(R.max())
+        if self.upper_bound is not None and top > float(self.upper_bound):
+            raise DataError(f"upper_bound {float(self.upper_bound):g} is below the largest similarity {top:g}")
+        self.bound_ = float(self.upper_bound) if self.upper_bound is not None else top
+        if self.to_distance in _POSITIVE:
+            off = R[~np.eye(R.shape[0], dtype=bool)]
+            if off.size == 0 or np.any(off < 0) or not np.any(off > 0):
+                raise DataError(f"to_distance {self.to_distance} needs non-negative similarities, some positive, "
+                                f"but {int(np.count_nonzero(off < 0))} off-diagonal fit entries are negative")
+            self.floor_ = float(off[off > 0].min())
+
+    def _fold_constants(self, R: np.ndarray, fit: np.ndarray, fit_mask: np.ndarray, facts) -> None:
+        """``_fit_constants`` of the fold block ``R[fit][:, fit]``, from the whole relation's ``facts`` where
+        they settle it (S-bar on a fit object's diagonal, the smallest positive pair inside the fit part),
+        else from the block."""
+        positive = self.to_distance in _POSITIVE
+        settled = (facts is not None and self.upper_bound is None and fit_mask[facts.top_at].any()
+                   and (not positive or (not facts.negative
+                                         and np.any(fit_mask[facts.floor_at[:, 0]] & fit_mask[facts.floor_at[:, 1]]))))
+        if not settled:
+            return self._fit_constants(R[np.ix_(fit, fit)])
+        self.bound_, self.floor_ = facts.top, facts.floor if positive else np.nan
+
+    def _distances(self, R: np.ndarray, fit: bool = False) -> np.ndarray:
+        return transform(R, self.to_distance, self.relation, self.bound_, self.floor_, diagonal=fit)
+
+    def fit(self, R, y):
+        self._validate_params()
+        R, _ = self._check_fit_input(R, y)
+        self._fit_constants(R)
+        self.estimator_ = clone(self.estimator).fit(self._distances(R, fit=True), y)
+        self.classes_ = self.estimator_.classes_
+        return self
+
+    def predict_grid(self, R_fit, y, R_val, grid: list[dict]) -> list:
+        """Grid path of one CV fold: each candidate's distances once, then the inner estimator's own grid
+        path (``grid_predictions``) over its ``estimator__*`` points (equal to one refit per point, tested)."""
+        prefix = "estimator__"
+        if any(name != "to_distance" and not name.startswith(prefix) for params in grid for name in params):
+            return predict_each(self, R_fit, y, R_val, grid)
+        groups = self._grid_groups(grid)
+        out: list = [None] * len(grid)
+        for to_distance, points in groups.items():
+            fold = clone(self).set_params(to_distance=to_distance)
+            fold._validate_params()
+            R, _ = fold._check_fit_input(R_fit, y)
+            try:
+                fold._fit_constants(R)
+            except DataError:
+                continue  # this candidate does not apply to the fold: None (an infinite CV error)
+            D_val = fold._distances(fold._check_predict_input(R_val))
+            predictions = grid_predictions(clone(self.estimator), fold._distances(R, fit=True), y, D_val,
+                                           [inner for _, inner in points])
+            for (g, _), p in zip(points, predictions):
+                out[g] = p
+        return out
+
+    def _grid_groups(self, grid: list[dict]) -> dict[str, list[tuple[int, dict]]]:
+        """{to_distance: [(grid index, the inner estimator's params), ...]}; each candidate validated once
+        (the inner estimator's path validates its own parameters)."""
+        prefix, groups = "estimator__", {}
+        for g, params in enumerate(grid):
+            inner = {name.removeprefix(prefix): v for name, v in params.items() if name.startswith(prefix)}
+            groups.setdefault(params.get("to_distance", self.to_distance), []).append((g, inner))
+        for to_distance in groups:
+            clone(self).set_params(to_distance=to_distance)._validate_params()  # the errors predict_each raises
+        return groups
+
+    def predict_folds(self, R, y, folds, grid: list[dict]) -> list | None:
+        """CV path: ``[predict_grid(R[fit][:, fit], y[fit], R[val][:, fit], grid) for fit, val in folds]``.
+
+        Each candidate transforms the whole training relation once; a fold whose S̄ is the whole one (a
+        constant maximal self-similarity, or distances) slices its fit distances from it (elementwise
+        the same), its validation rows use its own constants. Declines (None) for other grids.
+        """
+        prefix = "estimator__"
+        if not grid or any(name != "to_distance" and not name.startswith(prefix) for p in grid for name in p):
+            return None
+        R = np.asarray(R)
+        if R.ndim != 2 or R.shape[0] != R.shape[1] or R.dtype != np.float64:
+            return None  # per-fold path: converts, or rejects
+        try:
+            clone(self)._check_fit_input(R, y)  # the whole matrix passes the fits' checks: so does each fold's
+        except DataError:
+            return None
+        groups = self._grid_groups(grid)
+        facts = _Facts(R) if self.relation == "similarity" else None
+        wholes, out = {}, [[None] * len(grid) for _ in folds]
+        for to_distance in groups:
+            whole = clone(self).set_params(to_distance=to_distance)
+            whole.bound_ = facts.top if facts else np.nan
+            whole.floor_ = facts.floor if facts and to_distance in _POSITIVE else np.nan  # at or below each fold's
+            wholes[to_distance] = [whole, None]
+        for f, (fit, val) in enumerate(folds):
+            fit_mask = np.zeros(len(R), dtype=bool)
+            fit_mask[fit] = True
+            R_val = R[np.ix_(val, fit)]
+            for to_distance, points in groups.items():
+                whole, D_whole = wholes[to_distance]
+                fold = clone(whole)
+                try:
+                    fold._fold_constants(R, fit, fit_mask, facts)
+                except DataError:
+                    continue  # the candidate does not apply to this fold: None (an infinite CV error)
+                own_floor = to_distance in _POSITIVE and fold.floor_ != whole.floor_ and bool(
+                    np.any(fit_mask[facts.zeros[:, 0]] & fit_mask[facts.zeros[:, 1]]))
+                if facts and (fold.bound_ != whole.bound_ or own_floor):
+                    D_fit = fold._distances(R[np.ix_(fit, fit)], fit=True)
+                else:  # elementwise the fold's own: the same S-bar, and the same floor for its zeros
+                    if D_whole is None:
+                        D_whole = wholes[to_distance][1] = whole._distances(R, fit=True)
+                    D_fit = D_whole[np.ix_(fit, fit)]
+                predictions = grid_predictions(clone(self.estimator), D_fit, y[fit], fold._distances(R_val),
+                                               [p for _, p in points])
+                for (g, _), p in zip(points, predictions):
+                    out[f][g] = p
+        return out
+
+    def _warm_up(self) -> None:
+        """The wrapped estimator's, if it follows the fast-path protocol."""
+        if isinstance(self.estimator, FastPathMixin):
+            self.estimator._warm_up()
+
+    def _inner(self, R) -> np.ndarray:
+        return self._distances(self._check_predict_input(R))
+
+    def predict(self, R):
+        D = self._inner(R)  # first: NotFittedError before estimator_ is read
+        return self.estimator_.predict(D)
+
+    def predict_proba(self, R):
+        D = self._inner(R)  # first: NotFittedError before estimator_ is read
+        return self.estimator_.predict_proba(D)
+
+    def predict_log_proba(self, R):
+        D = self._inner(R)  # first: NotFittedError before estimator_ is read
+        return self.estimator_.predict_log_proba(D)
