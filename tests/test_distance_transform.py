@@ -202,6 +202,56 @@ def test_fold_path_equals_refits_on_positive_similarities_with_every_candidate()
     assert all(p is not None for fold in fast for p in fold)
 
 
+class Recorder(KNNClassifier):
+    """1-NN that records the fit distances and the validation distances it is handed."""
+
+    seen: list = []
+
+    def fit(self, D, y):
+        Recorder.seen.append(("fit", np.array(D, copy=True)))
+        return super().fit(D, y)
+
+    def predict(self, D):
+        Recorder.seen.append(("predict", np.array(D, copy=True)))
+        return super().predict(D)
+
+    def predict_grid(self, D_fit, y, D_val, grid):
+        return predict_each(self, D_fit, y, D_val, grid)  # every fit and prediction through the recorder
+
+    def predict_folds(self, D, y, folds, grid):
+        return None
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_fold_path_hands_the_inner_estimator_each_folds_own_distances(symmetric):
+    """The matrices the fold path gives the inner estimator equal those of a per-fold fit: zeros raised to
+    the fold's own floor, also a zero in one triangle only."""
+    _, S, y = blobs(seed=7, n=15)
+    S = S.copy()  # S-bar = 1 in every fold; the smallest positive pair (6, 16) is missing from one fold's fit part
+    S[8, 5] = S[20, 9] = 0.0  # the lower triangle
+    if symmetric:
+        S[5, 8] = S[9, 20] = 0.0
+    folds = make_folds(y, 5, 3)
+    grid = [{"to_distance": t} for t in TRANSFORMS]
+    estimator = DistanceTransform(Recorder())
+    Recorder.seen = []
+    estimator.predict_folds(S, y, folds, grid)
+    fast = list(Recorder.seen)
+    Recorder.seen = []
+    for fit, val in folds:
+        for params in grid:
+            clone(estimator).set_params(**params).fit(S[np.ix_(fit, fit)], y[fit]).predict(S[np.ix_(val, fit)])
+    slow = list(Recorder.seen)
+    order = [(f, t) for f in range(len(folds)) for t in range(len(grid))]  # fast: fold-major, one fit per point
+    assert len(fast) == len(slow) == 2 * len(order)
+    for (kind_a, a), (kind_b, b) in zip(fast, slow):
+        assert kind_a == kind_b
+        np.testing.assert_array_equal(a, b)
+    floors = {clone(estimator).set_params(to_distance="reciprocal").fit(S[np.ix_(f, f)], y[f]).floor_
+              for f, _ in folds}
+    assert len(floors) > 1  # the folds' own floors differ: the branch that transforms a fold itself ran
+
+
 # ------------------------------------------------------------------ through the evaluation
 def _artifact(similarities: bool, seed=5):
     D, S, y = blobs(seed=seed, n=20)

@@ -194,13 +194,28 @@ def test_every_fold_builds_its_distances_from_its_fit_labels_only():
         np.testing.assert_array_equal(a, b)
 
 
-def test_incremental_distances_come_from_the_training_part():
+def test_incremental_distances_come_from_the_training_part(monkeypatch):
+    """The matrix the incremental learners get is unchanged when the test part's labels change."""
+    import hlm.evaluation.incremental as incremental
+
+    seen = []
+
+    class Recording(incremental.MatrixDistances):
+        def __init__(self, D, ids):
+            seen.append(np.array(D, copy=True))
+            super().__init__(D, ids)
+
+    monkeypatch.setattr(incremental, "MatrixDistances", Recording)
     R, y = toy(150, n_features=8)
     splits = make_splits(len(y), dataset="toy", n_splits=1, test_fraction=0.2, seed=3)
-    _, test = split_indices(splits, 0)
+    train, test = split_indices(splits, 0)
     a = run_incremental(artifact(R, y), splits, "retrain", dataset="toy", seed=1)
     b = run_incremental(artifact(R, permuted_test_labels(y, test)), splits, "retrain", dataset="toy", seed=1)
     assert len(a) == 9 and a["n_components"].tolist() == b["n_components"].tolist()
+    assert len(seen) == 2
+    np.testing.assert_array_equal(seen[0], seen[1])
+    np.testing.assert_allclose(seen[0][np.ix_(train, train)], brute_vdm(R[train], R[train], R[train], y[train]),
+                               atol=1e-12)
 
 
 # --- the estimator and the artifact ---------------------------------------------------------

@@ -172,19 +172,23 @@ def method_input(artifact: DistanceArtifact, method_id: str) -> tuple[np.ndarray
 
 
 def applicable_grid(estimator, R_train: np.ndarray, grid: list[dict]) -> list[dict]:
-    """The grid points whose ``to_distance`` applies to the split's training relation (``DistanceTransform``
-    estimators; others: the grid). Similarity candidates left out are warned about; none left is an error."""
-    if not hasattr(estimator, "valid_candidates"):
+    """The grid points whose ``to_distance`` applies to the split's training relation (a ``DistanceTransform``,
+    also inside wrappers such as ``VDMDistances``; other estimators: the grid). Similarity candidates left
+    out are warned about; none left is an error."""
+    name, inner = "to_distance", estimator
+    while not hasattr(inner, "valid_candidates") and hasattr(inner, "estimator"):
+        name, inner = f"estimator__{name}", inner.estimator
+    if not hasattr(inner, "valid_candidates"):
         return grid
-    valid = estimator.valid_candidates(R_train)
-    kept = [p for p in grid if p.get("to_distance", estimator.to_distance) in valid]
-    dropped = sorted({p.get("to_distance", estimator.to_distance) for p in grid} - set(valid))
+    valid = inner.valid_candidates(R_train)
+    kept = [p for p in grid if p.get(name, inner.to_distance) in valid]
+    dropped = sorted({p.get(name, inner.to_distance) for p in grid} - set(valid))
     if not kept:
         raise DataError(f"no to_distance candidate of the grid applies to the training part "
                         f"(given: {', '.join(dropped)}; valid here: {', '.join(valid)})")
-    if dropped and estimator.relation == "similarity":
-        warnings.warn(f"to_distance {', '.join(dropped)} left out: some off-diagonal training similarities "
-                      "are negative", UserWarning, stacklevel=2)
+    if dropped and inner.relation == "similarity":
+        warnings.warn(f"to_distance {', '.join(dropped)} left out: some off-diagonal training similarities are "
+                      "negative, or none is positive", UserWarning, stacklevel=2)
     return kept
 
 

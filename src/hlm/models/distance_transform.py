@@ -18,11 +18,11 @@ square          (S̄ − S)²                     D²
 
 neg_log and reciprocal need non-negative off-diagonal similarities in the fit
 set, some positive (``valid_candidates``); a similarity of 0 (unrelated
-objects) is raised to the fit set's smallest positive similarity, so it gets the
-largest fit distance instead of an infinite one. S̄ is ``upper_bound`` (the registry's) when
-given, else the largest similarity of the fit set. A test similarity above S̄
-gives distance 0; one at or below 0 (neg_log, reciprocal) is raised to the fit
-set's smallest positive similarity, so it gets the largest fit distance.
+objects), and a negative test similarity, are raised to the fit set's smallest
+positive similarity, so they get the largest fit distance instead of an
+infinite one. S̄ is ``upper_bound`` when given, else the largest similarity of
+the fit set. A test similarity above S̄ gives distance 0 under bound_minus,
+sqrt, square and neg_log (clipped there); reciprocal gives 1/S.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from hlm.errors import DataError
 from hlm.models._base import FastPathMixin, PrecomputedClassifier, grid_predictions
@@ -80,6 +81,11 @@ def valid_candidates(R_fit: np.ndarray, relation: str) -> tuple[str, ...]:
     return TRANSFORMS if usable else tuple(t for t in TRANSFORMS if t not in _POSITIVE)
 
 
+def _inner_has(method: str):
+    """``available_if`` check: the wrapped classifier has ``method``."""
+    return lambda self: hasattr(self.estimator, method)
+
+
 class _Facts:
     """What the folds' constants need from a whole similarity matrix: its largest entry and the objects
     whose self-similarity it is, whether an off-diagonal entry is negative, the smallest positive
@@ -94,7 +100,7 @@ class _Facts:
         positive = values[values > 0]
         self.floor = float(positive.min()) if positive.size else np.nan
         self.floor_at = np.argwhere(off & (R == self.floor))
-        self.zeros = np.argwhere(np.triu(R == 0, 1))
+        self.zeros = np.argwhere(off & (R == 0))  # both triangles: R need not be symmetric
 
 
 class DistanceTransform(PrecomputedClassifier):
@@ -275,10 +281,12 @@ class DistanceTransform(PrecomputedClassifier):
         D = self._inner(R)  # first: NotFittedError before estimator_ is read
         return self.estimator_.predict(D)
 
+    @available_if(_inner_has("predict_proba"))
     def predict_proba(self, R):
         D = self._inner(R)  # first: NotFittedError before estimator_ is read
         return self.estimator_.predict_proba(D)
 
+    @available_if(_inner_has("predict_log_proba"))
     def predict_log_proba(self, R):
         D = self._inner(R)  # first: NotFittedError before estimator_ is read
         return self.estimator_.predict_log_proba(D)

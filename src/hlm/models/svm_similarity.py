@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from hlm.models._base import (
     CachedParamNames,
@@ -175,6 +176,7 @@ class SVMSimilarityKernel(SimilarityClassifier):
         S = self._check_predict_input(S)
         return self.classes_[self.svc_.predict(self._test_kernel(S))]
 
+    @available_if(lambda self: self.probability)  # as SVC: only with Platt scaling
     def predict_proba(self, S):
         """Platt probabilities over ``classes_`` (needs ``probability=True``)."""
         S = self._check_predict_input(S)
@@ -310,6 +312,7 @@ class SVMSimilarityFeatures(SimilarityClassifier):
         S = self._check_predict_input(S)
         return self.classes_[self.svc_.predict(self._test_kernel(S))]
 
+    @available_if(lambda self: self.probability)  # as SVC: only with Platt scaling
     def predict_proba(self, S):
         """Platt probabilities over ``classes_`` (needs ``probability=True``)."""
         S = self._check_predict_input(S)
@@ -403,6 +406,7 @@ class SVMVectors(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         X = fitted_vectors(self, X, "classes_")
         return self.classes_[self.svc_.predict((X - self.mean_) / self.scale_)]
 
+    @available_if(lambda self: self.probability)  # as SVC: only with Platt scaling
     def predict_proba(self, X):
         """Platt probabilities over ``classes_`` (needs ``probability=True``)."""
         X = fitted_vectors(self, X, "classes_")

@@ -277,45 +277,13 @@ def _predict_rows(S, S_te, nbs, y_idx, n_classes, lo, hi, omega, discrete, log_p
                   mode, class_prior):  # pragma: no cover - compiled
     """``_reference_predict_row`` for every row. mode: 0 centroid, 1 knn, 2 exact (``_DEGENERATE_CODE``).
 
-    Returns (class index per row, fallback used per row, brent error code, its row, its x).
+    Returns (class index per row, fallback used per row, brent error code, its row, its x): those of
+    ``_log_posterior_rows``, without the posteriors.
     """
-    m, k = nbs.shape
-    out = np.empty(m, dtype=np.int64)
-    fell_back = np.zeros(m, dtype=np.bool_)
-    w = np.empty(omega.size)
-    y_nb = np.empty(k, dtype=np.int64)
-    exact = mode == 2
-    for i in range(m):
-        nb = nbs[i]
-        s = S_te[i]
-        if _single_class_nb(nb, y_idx, y_nb):  # |G_x| = 1 -> that class
-            out[i] = y_nb[0]
-            continue
-        classes, mu, c, lam, status, log_prior, err, err_x = _row_model_nb(
-            S, s, nb, y_idx, n_classes, lo, hi, omega, discrete, log_prior_global, global_prior, not exact, w
-        )
-        if err != 0:
-            return out, fell_back, err, i, err_x
-        degenerate = False
-        for g in range(classes.size):
-            for h in range(classes.size):
-                if status[g, h] != _OK:
-                    degenerate = True
-        use_fallback = degenerate and not exact
-        if not use_fallback:
-            scores = _log_scores_nb(classes, mu, s, c, lam, status, log_prior, lo, hi, omega, discrete, exact, w)
-            all_neg_inf = True
-            for g in range(scores.size):
-                if not scores[g] == -np.inf:
-                    all_neg_inf = False
-            if all_neg_inf:
-                use_fallback = True
-            else:
-                out[i] = _argmax_nb(scores, classes, n_classes, class_prior, y_nb)
-        if use_fallback:
-            fell_back[i] = True
-            out[i] = _fallback_nb(mode, s, mu, classes, n_classes, class_prior, y_nb)
-    return out, fell_back, 0, -1, 0.0
+    out, fell_back, _, err, err_row, err_x = _log_posterior_rows(
+        S, S_te, nbs, y_idx, n_classes, lo, hi, omega, discrete, log_prior_global, global_prior, mode, class_prior
+    )
+    return out, fell_back, err, err_row, err_x
 
 
 # ----------------------------------------------------------------- shared by the variants
@@ -353,12 +321,12 @@ def _decide_nb(scores, classes, n_classes, class_prior, y_nb, log_post_row):  # 
 @njit(cache=True)
 def _log_posterior_rows(S, S_te, nbs, y_idx, n_classes, lo, hi, omega, discrete, log_prior_global, global_prior,
                         mode, class_prior):  # pragma: no cover - compiled
-    """``_predict_rows`` with the log posteriors: the softmax of the class scores over the classes in N
-    (``_decide_nb``; -inf for the others), and for a row of one class in N or decided by the fallback
-    rule 0 at its class, -inf elsewhere (docs/beyond-the-paper-spec.md section 3).
+    """``_reference_predict_row`` for every row, with the log posteriors: the softmax of the class scores
+    over the classes in N (``_decide_nb``; -inf for the others), and for a row of one class in N or decided
+    by the fallback rule 0 at its class, -inf elsewhere (docs/beyond-the-paper-spec.md section 3).
 
     Returns (class index per row, fallback used per row, log posteriors (m x n_classes), brent error code,
-    its row, its x). The class indices are ``_predict_rows``'s.
+    its row, its x).
     """
     m, k = nbs.shape
     out = np.empty(m, dtype=np.int64)

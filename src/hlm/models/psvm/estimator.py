@@ -13,6 +13,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from hlm.errors import HLMError
 from hlm.models._base import CompiledKernels, SimilarityClassifier
@@ -156,6 +157,7 @@ class PSVM(CompiledKernels, SimilarityClassifier):
         return np.array([sigmoid_train(*(np.concatenate(x) for x in zip(*d))) if d else sigmoid_train([], [])
                          for d in decisions])
 
+    @available_if(lambda self: self.probability)  # as SVC: only with Platt scaling
     def predict_proba(self, S_te):
         """Platt probabilities over ``classes_`` (needs ``probability=True``); their argmax may differ from
         the one-vs-one vote of ``predict`` (as in libsvm)."""
