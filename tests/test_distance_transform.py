@@ -16,8 +16,9 @@ from hlm.evaluation.cv import make_folds, one_se_choice, select_params
 from hlm.evaluation.evaluate import applicable_grid, evaluate_method
 from hlm.methods import METHODS, SCALE_FACTOR_GRID, TRANSFORM_GRID
 from hlm.models._grid import predict_each
-from hlm.models.distance_transform import TRANSFORMS, DistanceTransform, transform, valid_candidates
+from hlm.models.distance_transform import TRANSFORMS, DistanceTransform, _Facts, transform, valid_candidates
 from hlm.models.kernel_hlm import KernelHLM
+from hlm.models.kernel_hlm_folds import predict_transform_folds
 from hlm.models.knn import KNNClassifier
 
 
@@ -191,15 +192,68 @@ def test_fold_path_equals_refits_on_positive_similarities_with_every_candidate()
     S = S.copy()
     S[3, 3] = 1.2  # S-bar = 1.2 in the folds whose fit part holds object 3, else 1
     S[5, 8] = S[8, 5] = S[9, 20] = S[20, 9] = 0.0  # zeros: raised to each fold's own floor
-    grid = [{"to_distance": t, "estimator__scale_factor": c} for t in TRANSFORMS for c in (1.0, 0.25, 4.0)]
+    grid = [{"to_distance": t, "estimator__scale_factor": c} for t in TRANSFORMS for c in SCALE_FACTOR_GRID]
     folds = make_folds(y, 5, 3)
     estimator = DistanceTransform(KernelHLM())
     fast = estimator.predict_folds(S, y, folds, grid)
+    assert predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(grid), _Facts(S)) is not None
     for (fit, val), got in zip(folds, fast):
         want = predict_each(estimator, S[np.ix_(fit, fit)], y[fit], S[np.ix_(val, fit)], grid)
         for params, a, b in zip(grid, got, want):
             np.testing.assert_array_equal(a, b, err_msg=str(params))
     assert all(p is not None for fold in fast for p in fold)
+
+
+def _rare_classes(seed=11):
+    """4 classes in 2-D, two of them rare, a duplicate pair, distances spanning orders of magnitude (terms
+    that underflow at the smallest scale factors), and 4 folds: class 2 is missing from fold 1's fit part,
+    class 3 is a singleton in fold 0's."""
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.zeros(20, int), np.ones(15, int), np.full(3, 2), np.full(2, 3)]
+    X = rng.normal(size=(40, 2)) * np.r_[0.3, 3.0] + np.c_[2.0 * y, np.zeros(40)]
+    X[5] = X[4]
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    fold_of = np.r_[np.arange(35) % 4, 1, 1, 1, 0, 2]
+    folds = [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(4)]
+    return D, 1.0 - D / D.max(), y, folds
+
+
+@pytest.mark.parametrize("relation", ["similarity", "distance"])
+@pytest.mark.parametrize("inner", [KernelHLM(), KernelHLM(squared=False, round_shape=False), KernelHLM(shape=1.0)])
+def test_kernel_hlm_fold_path_equals_refits_on_any_grid(relation, inner):
+    """The shared path (one exponential per candidate and fold, squarings for halved scale factors) against
+    a refit per point and fold: a class missing from some fit parts, duplicates, factors that are not
+    powers of 2 (their own exponentials), more halvings than one exponential serves, and the estimator's own
+    parameters."""
+    D, S, y, folds = _rare_classes()
+    R = S if relation == "similarity" else D
+    factors = [*SCALE_FACTOR_GRID, 3.0, 1.5, 0.7, 2.0**-5, 2.0**-6, 2.0**-7, 2.0**-8]  # a run of 13 halvings
+    grid = [{"to_distance": t, "estimator__scale_factor": c} for t in TRANSFORMS for c in factors]
+    estimator = DistanceTransform(inner, relation=relation)
+    grid = [p for p in grid if p["to_distance"] in estimator.valid_candidates(R)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = predict_transform_folds(estimator, R, y, folds, estimator._grid_groups(grid),
+                                       _Facts(R) if relation == "similarity" else None)
+        assert fast is not None
+        for (fit, val), got in zip(folds, fast):
+            want = predict_each(estimator, R[np.ix_(fit, fit)], y[fit], R[np.ix_(val, fit)], grid)
+            for params, a, b in zip(grid, got, want):
+                np.testing.assert_array_equal(a, b, err_msg=str(params))
+    assert len({tuple(p) for fold in fast for p in fold}) > len(folds)  # the points differ
+
+
+def test_kernel_hlm_fold_path_declines_other_grids_and_broken_folds():
+    D, S, y, folds = _rare_classes()
+    estimator = DistanceTransform(KernelHLM())
+    shape_grid = [{"to_distance": "sqrt", "estimator__shape": 2.0}]
+    assert predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(shape_grid), _Facts(S)) is None
+    grid = estimator._grid_groups([{"to_distance": "sqrt", "estimator__scale_factor": 2.0}])
+    overlapping = [(fit, np.r_[val, fit[:1]]) for fit, val in folds]
+    assert predict_transform_folds(estimator, S, y, overlapping, grid, _Facts(S)) is None
+    with pytest.raises(ValueError, match="scale_factor"):
+        predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(
+            [{"to_distance": "sqrt", "estimator__scale_factor": -1.0}]), _Facts(S))
 
 
 class Recorder(KNNClassifier):
@@ -280,3 +334,18 @@ def test_evaluation_records_the_chosen_transform_and_scale(similarities):
         searched = {json.loads(k)["to_distance"] for k in json.loads(row.cv_error)}
         assert searched == set(TRANSFORMS if similarities else ("bound_minus", "sqrt", "square"))
     assert {"proba_a", "proba_b"} <= set(result.predictions.columns)
+
+
+def test_kernel_hlm_fold_path_keeps_the_order_of_each_folds_validation_rows():
+    D, S, y, folds = _rare_classes()
+    estimator = DistanceTransform(KernelHLM())
+    grid = estimator._grid_groups([{"to_distance": "sqrt", "estimator__scale_factor": c} for c in (1.0, 0.5)])
+    rng = np.random.default_rng(0)
+    shuffled = [(rng.permutation(fit), rng.permutation(val)) for fit, val in folds]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ordered = predict_transform_folds(estimator, S, y, folds, grid, _Facts(S))
+        got = predict_transform_folds(estimator, S, y, shuffled, grid, _Facts(S))
+    for (_, val), (_, val_shuffled), a, b in zip(folds, shuffled, ordered, got):
+        for p, q in zip(a, b):
+            np.testing.assert_array_equal(q, p[np.argsort(val)][np.searchsorted(np.sort(val), val_shuffled)])

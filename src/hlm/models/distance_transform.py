@@ -27,6 +27,7 @@ sqrt, square and neg_log (clipped there); reciprocal gives 1/S.
 
 from __future__ import annotations
 
+from functools import cached_property
 from numbers import Real
 
 import numpy as np
@@ -37,6 +38,7 @@ from sklearn.utils.metaestimators import available_if
 from hlm.errors import DataError
 from hlm.models._base import FastPathMixin, PrecomputedClassifier, grid_predictions
 from hlm.models._grid import predict_each
+from hlm.models.kernel_hlm import KernelHLM
 
 #: the candidates, in the order CV ties are broken (the paper's rule first)
 TRANSFORMS = ("bound_minus", "neg_log", "reciprocal", "sqrt", "square")
@@ -54,10 +56,17 @@ def transform(R: np.ndarray, to_distance: str, relation: str, bound: float | Non
     R = np.asarray(R, dtype=np.float64)
     if relation == "similarity":
         if to_distance in _POSITIVE:
-            S = np.maximum(R, floor)
-            D = np.maximum(-np.log(S / bound), 0.0) if to_distance == "neg_log" else 1.0 / S
+            D = np.maximum(R, floor)
+            if to_distance == "neg_log":  # max(-log(S / S-bar), 0), in place
+                np.divide(D, bound, out=D)
+                np.log(D, out=D)
+                np.negative(D, out=D)
+                np.maximum(D, 0.0, out=D)
+            else:
+                np.divide(1.0, D, out=D)
         else:
-            D = np.maximum(bound - R, 0.0)
+            D = np.subtract(bound, R)
+            np.maximum(D, 0.0, out=D)
     else:
         D = R.copy()
     if to_distance == "sqrt":
@@ -88,19 +97,31 @@ def _inner_has(method: str):
 
 class _Facts:
     """What the folds' constants need from a whole similarity matrix: its largest entry and the objects
-    whose self-similarity it is, whether an off-diagonal entry is negative, the smallest positive
-    off-diagonal entry and its pairs, and the zero pairs."""
+    whose self-similarity it is, whether an off-diagonal entry is negative, and (computed when first read:
+    only neg_log and reciprocal need them) the smallest positive off-diagonal entry, its pairs and the
+    zero pairs."""
 
     def __init__(self, R: np.ndarray):
-        off = ~np.eye(len(R), dtype=bool)
+        self._R = R
+        diagonal = np.diag(R)
         self.top = float(R.max())
-        self.top_at = np.flatnonzero(np.diag(R) == self.top)
-        values = R[off]
-        self.negative = bool(np.any(values < 0))
-        positive = values[values > 0]
-        self.floor = float(positive.min()) if positive.size else np.nan
-        self.floor_at = np.argwhere(off & (R == self.floor))
-        self.zeros = np.argwhere(off & (R == 0))  # both triangles: R need not be symmetric
+        self.top_at = np.flatnonzero(diagonal == self.top)
+        self.negative = bool(np.count_nonzero(R < 0) > np.count_nonzero(diagonal < 0))
+
+    @cached_property
+    def floor(self) -> float:
+        positive = np.where(self._R > 0, self._R, np.inf)
+        np.fill_diagonal(positive, np.inf)
+        return float(floor) if np.isfinite(floor := positive.min()) else np.nan
+
+    @cached_property
+    def floor_at(self) -> np.ndarray:
+        return np.argwhere(~np.eye(len(self._R), dtype=bool) & (self._R == self.floor))
+
+    @cached_property
+    def zeros(self) -> np.ndarray:
+        # both triangles: R need not be symmetric
+        return np.argwhere(~np.eye(len(self._R), dtype=bool) & (self._R == 0))
 
 
 class DistanceTransform(PrecomputedClassifier):
@@ -238,6 +259,12 @@ class DistanceTransform(PrecomputedClassifier):
             return None
         groups = self._grid_groups(grid)
         facts = _Facts(R) if self.relation == "similarity" else None
+        if type(self.estimator) is KernelHLM:  # its own path: every candidate, fold and scale at once
+            from hlm.models.kernel_hlm_folds import predict_transform_folds  # it uses ``transform``
+
+            shared = predict_transform_folds(self, R, y, folds, groups, facts)
+            if shared is not None:
+                return shared
         wholes, out = {}, [[None] * len(grid) for _ in folds]
         for to_distance in groups:
             whole = clone(self).set_params(to_distance=to_distance)

@@ -74,13 +74,18 @@ class KernelHLM(PosteriorClassifier):
         self._class_starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         self._class_counts = counts
         u = nearest_same_class_sq_distance(D if self.squared else np.sqrt(D), y_idx)
+        return self._fit_u(u, y_idx)
+
+    def _fit_u(self, u: np.ndarray, y_idx: np.ndarray) -> KernelHLM:
+        """(s, b) from each fit object's u (inf: no other object of its class), as ``fit`` (also
+        ``hlm.models.kernel_hlm_folds``, which finds u without the fit matrix)."""
         singletons = [str(c) for c, n in zip(self.classes_, np.bincount(y_idx)) if n == 1]
         if singletons:
             warnings.warn(
                 f"class(es) {', '.join(singletons)} have one training object: no u from them; "
                 "their prototype still scores with the common (s, b)",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         has_u = np.isfinite(u)
         zero = has_u & (u == 0)
@@ -90,7 +95,7 @@ class KernelHLM(PosteriorClassifier):
                 f"{self.n_zero_u_} of {int(has_u.sum())} objects have a duplicate (distance 0) in "
                 "their class; their u = 0 is left out of the (s, b) estimate",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         u_pos = u[has_u & ~zero]
         if self.shape is not None and self.scale is not None:
@@ -132,6 +137,12 @@ class KernelHLM(PosteriorClassifier):
         scores = model._log_scores(u, mins, np.array([float(c) * model.scale_ for c in distinct]))  # as fit sets
         winners = dict(zip(distinct, model.classes_[np.argmax(scores, axis=2)]))  # scale_ at each c
         return [winners[c] for c in factors]
+
+    def _warm_up(self) -> None:
+        """Load the compiled kernel of the CV path over (transform, c) (``hlm.models.kernel_hlm_folds``)."""
+        from hlm.models.kernel_hlm_folds import warm_up
+
+        warm_up()
 
     def _test_u(self, D) -> tuple[np.ndarray, np.ndarray]:
         """(D^2 (or D) of the test rows, columns grouped by class; each row's smallest per class)."""
