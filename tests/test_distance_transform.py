@@ -185,23 +185,32 @@ def test_grid_orders_the_papers_rule_first():
     assert METHODS["hlm_vsh_cv"].make().estimator.clustering == "vsh"
 
 
-def test_fold_path_equals_refits_on_positive_similarities_with_every_candidate():
+@pytest.mark.parametrize("inner", ["kernel_hlm", "knn"])
+def test_fold_path_equals_refits_on_positive_similarities_with_every_candidate(inner):
     """All five candidates apply (similarities in (0, 1]); a fold whose fit part lacks the smallest
-    similarity has its own floor, and one object with a larger self-similarity moves S-bar in some folds."""
+    similarity has its own floor, and one object with a larger self-similarity moves S-bar in some folds.
+    Kernel HLM takes its own path (``kernel_hlm_folds``), k-NN the generic one (its S-bar branch)."""
     _, S, y = blobs(seed=6, n=15)
     S = S.copy()
     S[3, 3] = 1.2  # S-bar = 1.2 in the folds whose fit part holds object 3, else 1
     S[5, 8] = S[8, 5] = S[9, 20] = S[20, 9] = 0.0  # zeros: raised to each fold's own floor
-    grid = [{"to_distance": t, "estimator__scale_factor": c} for t in TRANSFORMS for c in SCALE_FACTOR_GRID]
+    if inner == "kernel_hlm":
+        estimator, values = DistanceTransform(KernelHLM()), {"estimator__scale_factor": SCALE_FACTOR_GRID}
+    else:
+        estimator, values = DistanceTransform(KNNClassifier()), {"estimator__n_neighbors": [1, 3, 7]}
+    (name, levels), = values.items()
+    grid = [{"to_distance": t, name: v} for t in TRANSFORMS for v in levels]
     folds = make_folds(y, 5, 3)
-    estimator = DistanceTransform(KernelHLM())
     fast = estimator.predict_folds(S, y, folds, grid)
-    assert predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(grid), _Facts(S)) is not None
+    shared = predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(grid), _Facts(S))
+    assert (shared is not None) == (inner == "kernel_hlm")
     for (fit, val), got in zip(folds, fast):
         want = predict_each(estimator, S[np.ix_(fit, fit)], y[fit], S[np.ix_(val, fit)], grid)
         for params, a, b in zip(grid, got, want):
             np.testing.assert_array_equal(a, b, err_msg=str(params))
     assert all(p is not None for fold in fast for p in fold)
+    assert len({clone(estimator).set_params(to_distance="sqrt").fit(S[np.ix_(f, f)], y[f]).bound_
+                for f, _ in folds}) == 2  # S-bar differs between folds
 
 
 def _rare_classes(seed=11):
@@ -251,9 +260,38 @@ def test_kernel_hlm_fold_path_declines_other_grids_and_broken_folds():
     grid = estimator._grid_groups([{"to_distance": "sqrt", "estimator__scale_factor": 2.0}])
     overlapping = [(fit, np.r_[val, fit[:1]]) for fit, val in folds]
     assert predict_transform_folds(estimator, S, y, overlapping, grid, _Facts(S)) is None
+    repeated = [(np.r_[fit[:-1], fit[:1]], val) for fit, val in folds]  # one fit object twice, one missing
+    assert predict_transform_folds(estimator, S, y, repeated, grid, _Facts(S)) is None
     with pytest.raises(ValueError, match="scale_factor"):
         predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(
             [{"to_distance": "sqrt", "estimator__scale_factor": -1.0}]), _Facts(S))
+    own = DistanceTransform(KernelHLM(scale_factor=-1.0))  # the estimator's own value, used by a point
+    with pytest.raises(ValueError, match="scale_factor"):
+        predict_transform_folds(own, S, y, folds, own._grid_groups([{"to_distance": "sqrt"}]), _Facts(S))
+
+
+def test_kernel_hlm_fold_path_gives_none_where_a_refit_raises():
+    """None where a refit raises, as ``predict_each``: fold 0's fit part is of one class; in fold 1's every
+    object's same-class neighbours are duplicates (no u > 0 for the Gamma fit); an upper bound below the
+    largest similarity fails every fold. Fold 2 fits."""
+    _, S, y = blobs(seed=2, n=8)  # objects 0-7 of class a, 8-15 of class b
+    S = S.copy()
+    S[4:8, 4:8] = S[8:, 8:] = 1.0  # duplicates
+    blocks = [np.arange(8, 16), np.arange(0, 4), np.arange(4, 8)]
+    folds = [(np.setdiff1d(np.arange(16), val), val) for val in blocks]
+    grid = [{"to_distance": t, "estimator__scale_factor": c} for t in ("bound_minus", "sqrt") for c in (1.0, 0.5)]
+    for estimator in (DistanceTransform(KernelHLM()), DistanceTransform(KernelHLM(), upper_bound=0.99)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fast = predict_transform_folds(estimator, S, y, folds, estimator._grid_groups(grid), _Facts(S))
+            for (fit, val), got in zip(folds, fast):
+                want = predict_each(estimator, S[np.ix_(fit, fit)], y[fit], S[np.ix_(val, fit)], grid)
+                for a, b in zip(got, want):
+                    assert (a is None) == (b is None)
+                    if a is not None:
+                        np.testing.assert_array_equal(a, b)
+        expected = [True, True, False] if estimator.upper_bound is None else [True, True, True]
+        assert [all(p is None for p in fold) for fold in fast] == expected
 
 
 class Recorder(KNNClassifier):

@@ -187,6 +187,8 @@ class DistanceTransform(PrecomputedClassifier):
         """``_fit_constants`` of the fold block ``R[fit][:, fit]``, from the whole relation's ``facts`` where
         they settle it (S-bar on a fit object's diagonal, the smallest positive pair inside the fit part),
         else from the block."""
+        if self.relation != "similarity":
+            return self._fit_constants(R)  # no constants (R is not read)
         positive = self.to_distance in _POSITIVE
         settled = (facts is not None and self.upper_bound is None and fit_mask[facts.top_at].any()
                    and (not positive or (not facts.negative

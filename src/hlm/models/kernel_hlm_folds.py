@@ -52,35 +52,37 @@ def predict_transform_folds(wrapper, R: np.ndarray, y, folds, groups: dict, fact
     if any(set(inner) - {"scale_factor"} for points in groups.values() for _, inner in points):
         return None
     fold_of = np.full(n, -1)
-    for f, (fit, val) in enumerate(folds):
-        if len(fit) + len(val) != n or np.any(fold_of[val] >= 0):
+    for f, (_, val) in enumerate(folds):
+        if np.any(fold_of[val] >= 0):
             return None
         fold_of[val] = f
-    if np.any(fold_of < 0) or any(np.any(fold_of[fit] == f) for f, (fit, _) in enumerate(folds)):
-        return None
+    if np.any(fold_of < 0) or any(not np.array_equal(np.bincount(fit, minlength=n), fold_of != f)
+                                  for f, (fit, _) in enumerate(folds)):
+        return None  # each fit set must be exactly the objects outside its fold
     inner = wrapper.estimator
-    for c in {v for points in groups.values() for _, params in points for v in params.values()}:
+    inner._validate_params()
+    factors = {to_distance: [params.get("scale_factor", inner.scale_factor) for _, params in points]
+               for to_distance, points in groups.items()}
+    for c in {c for values in factors.values() for c in values}:
         clone(inner).set_params(scale_factor=c)._validate_params()  # the errors a refit raises
     classes, y_idx = np.unique(np.asarray(y), return_inverse=True)
-    shared = _Shared(np.asarray(R), y_idx, fold_of, len(classes), wrapper.relation)
+    shared = _Shared(np.asarray(R), y_idx, fold_of, len(folds), len(classes), wrapper.relation)
     out = [[None] * sum(len(p) for p in groups.values()) for _ in folds]
-    rank = np.empty(len(R), dtype=np.intp)  # each object's place among its fold's rows in ``_Shared``
-    rank[shared.rows] = np.arange(len(R)) - shared.row_starts[fold_of[shared.rows]]
+    rank = np.empty(n, dtype=np.intp)  # each object's place among its fold's rows in ``_Shared``
+    rank[shared.rows] = np.arange(n) - shared.row_starts[fold_of[shared.rows]]
     for to_distance, points in groups.items():
         fold = clone(wrapper).set_params(to_distance=to_distance)  # its constants: each fold's in turn
         model = clone(inner).set_params(scale_factor=1.0)  # refitted on each fold in turn
-        model._validate_params()
-        states = _fit_folds(fold, model, shared, R, folds, fold_of, y_idx, classes, facts)
-        if all(state is None for state in states):
+        fitted, constants = _fit_folds(fold, model, shared, R, folds, fold_of, y_idx, classes, facts)
+        if not fitted.any():
             continue
-        factors = [float(params.get("scale_factor", inner.scale_factor)) for _, params in points]
-        winners = _winners(shared, model.squared, to_distance, wrapper.relation, factors)
-        for f, ((_, val), state) in enumerate(zip(folds, states)):
-            if state is None:
-                continue
-            rows = shared.row_starts[f] + rank[val]
-            for (g, _), c in zip(points, factors):
-                out[f][g] = classes[winners[c][rows]]
+        values = [float(c) for c in factors[to_distance]]
+        winners = _winners(shared, constants, model.squared, to_distance, wrapper.relation, values)
+        for f, (_, val) in enumerate(folds):
+            if fitted[f]:
+                rows = shared.row_starts[f] + rank[val]
+                for (g, _), c in zip(points, values):
+                    out[f][g] = classes[winners[c][rows]]
     return out
 
 
@@ -88,9 +90,9 @@ class _Shared:
     """The relation with its rows grouped by fold and its columns by (class, fold), each row's nearest
     entry per column group (diagonal left out), and the row, group and class ranges."""
 
-    def __init__(self, R: np.ndarray, y_idx: np.ndarray, fold_of: np.ndarray, n_classes: int, relation: str):
+    def __init__(self, R: np.ndarray, y_idx: np.ndarray, fold_of: np.ndarray, n_folds: int, n_classes: int,
+                 relation: str):
         self.similarity = relation == "similarity"
-        n_folds = int(fold_of.max()) + 1
         key = y_idx * n_folds + fold_of
         order = np.argsort(key, kind="stable")
         rows = np.argsort(fold_of, kind="stable")
@@ -115,23 +117,26 @@ class _Shared:
         return slice(self.row_starts[f], self.row_starts[f + 1])
 
 
-def _u(values: np.ndarray, to_distance: str, relation: str, bound, floor, squared: bool) -> np.ndarray:
+def _u(values: np.ndarray, to_distance: str, relation: str, bound, floor, squared: bool, fit: bool) -> np.ndarray:
     """Kernel HLM's u of relation values under a transform with constants S-bar and floor (scalars, or
-    one per row as a column), by ``KernelHLM.fit``'s arithmetic."""
+    one per row as a column): D^2, or D unsquared (fit: sqrt(D)^2), by ``KernelHLM.fit``'s and
+    ``_test_u``'s arithmetic."""
     u = transform(values, to_distance, relation, bound, floor)  # a new array
-    if not squared:
+    if squared:
+        return np.square(u, out=u)
+    if fit:
         np.sqrt(u, out=u)
-    return np.square(u, out=u)
+        np.square(u, out=u)
+    return u
 
 
-def _fit_folds(fold, model, shared: _Shared, R, folds, fold_of, y_idx, classes, facts) -> list:
+def _fit_folds(fold, model, shared: _Shared, R, folds, fold_of, y_idx, classes: np.ndarray, facts):
     """Fit ``model`` (the inner Kernel HLM at scale factor 1) on each fold's fit set in turn, from each
-    fit object's nearest same-class fit object (its group extremes outside the fold), and keep each
-    fold's constants per row of ``shared`` (``shared.bound``, ``shared.floor``, ``shared.b_hat``) and the
-    classes of its fit set (``shared.present``). Returns each fold's (S-bar, floor, s, b-hat), None where
-    a refit raises."""
+    fit object's nearest same-class fit object (its group extremes outside the fold). Returns which folds
+    fitted (a refit raising: not), and per row of ``shared`` its fold's S-bar and floor (columns), b-hat
+    and the classes of its fit set."""
     n_folds, n_classes = len(folds), len(classes)
-    states = [None] * n_folds
+    constants = np.full((n_folds, 3), np.nan)  # S-bar, floor, b-hat
     present = np.zeros((n_folds, n_classes), dtype=bool)
     for f, (fit, _) in enumerate(folds):
         counts = np.bincount(y_idx[fit], minlength=n_classes)
@@ -142,26 +147,26 @@ def _fit_folds(fold, model, shared: _Shared, R, folds, fold_of, y_idx, classes, 
             own = (shared.group_class[None, :] == y_idx[fit][:, None]) & (shared.group_fold != f)[None, :]
             near = (np.max if shared.similarity else np.min)(np.where(own, shared.nearest[fit], shared.far),
                                                             axis=1)
-            u = _u(near, fold.to_distance, fold.relation, fold.bound_, fold.floor_, model.squared)
+            u = _u(near, fold.to_distance, fold.relation, fold.bound_, fold.floor_, model.squared, fit=True)
             u[np.isinf(near)] = np.inf  # no other object of its class in the fit set
             kept, y_fit = np.unique(y_idx[fit], return_inverse=True)
-            model.classes_ = classes[kept]
+            model.classes_ = classes[kept]  # named in its warnings
             model._fit_u(u, y_fit)
         except DataError:
             continue  # as a refit that raises: None
-        states[f], present[f] = (fold.bound_, fold.floor_, model.shape_, model.scale_), counts > 0
+        constants[f], present[f] = (fold.bound_, fold.floor_, model.scale_), counts > 0
     row_fold = np.repeat(np.arange(n_folds), np.diff(shared.row_starts))
-    constants = np.array([state or (np.nan,) * 4 for state in states])
-    shared.bound, shared.floor = constants[row_fold, 0, None], constants[row_fold, 1, None]
-    shared.b_hat, shared.present = constants[row_fold, 3], present[row_fold]
-    return states
+    rows = constants[row_fold]
+    return ~np.isnan(constants[:, 2]), (rows[:, :1], rows[:, 1:2], rows[:, 2], present[row_fold])
 
 
-def _winners(shared: _Shared, squared: bool, to_distance: str, relation: str,
+def _winners(shared: _Shared, constants: tuple, squared: bool, to_distance: str, relation: str,
              factors: list[float]) -> dict[float, np.ndarray]:
     """{c: class index predicted for each row of ``shared`` with b = c * b-hat of the row's fold} (rows of
-    folds that did not fit: arbitrary)."""
-    u = _u(shared.R, to_distance, relation, shared.bound, shared.floor, squared)
+    folds that did not fit: arbitrary): the argmax of eq. 6's numerator, log pi_k + log (1/n_k) sum_i
+    phi~(z; z_i) (eq. 1), less what all classes share. ``constants``: from ``_fit_folds``."""
+    bound, floor, b_hat, present = constants
+    u = _u(shared.R, to_distance, relation, bound, floor, squared, fit=False)
     for f in range(len(shared.row_starts) - 1):
         rows = shared.fold_rows(f)
         for s, e in zip(shared.starts[shared.group_fold == f], shared.ends[shared.group_fold == f]):
@@ -170,19 +175,18 @@ def _winners(shared: _Shared, squared: bool, to_distance: str, relation: str,
     mins = np.zeros((len(u), len(ends)))
     for k in range(len(ends)):
         block = u[:, shared.class_starts[k] : ends[k]]
-        np.min(block, axis=1, out=mins[:, k], where=shared.present[:, k : k + 1], initial=np.inf)
-        np.subtract(block, mins[:, k : k + 1], out=block, where=shared.present[:, k : k + 1])
+        np.min(block, axis=1, out=mins[:, k], where=present[:, k : k + 1], initial=np.inf)
+        np.subtract(block, mins[:, k : k + 1], out=block, where=present[:, k : k + 1])
     # x = u - min u: 0 at each class's nearest; a class absent from the row's fit set stays inf (terms 0)
     winners = {}
     sums = np.empty((_LEVELS, len(u), len(ends)))
-    for run in _halving_runs(sorted(set(factors), reverse=True)):
-        terms = np.multiply(u, (-1.0 / (run[0] * shared.b_hat))[:, None])
+    for run in _halving_runs(factors):
+        terms = np.multiply(u, (-1.0 / (run[0] * b_hat))[:, None])
         np.exp(terms, out=terms)
         _chain_sums(terms, shared.class_starts, ends, sums)
-        b = np.array(run)[:, None, None] * shared.b_hat[None, :, None]
-        with np.errstate(divide="ignore", invalid="ignore"):  # log 0 of an absent class, and unfitted rows
-            scores = np.log(sums[: len(run)]) - mins[None] / b  # eq. 1 and 6, less what all classes share
-        scores[:, ~shared.present] = -np.inf
+        b = np.array(run)[:, None, None] * b_hat[None, :, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # an absent class: log 0 - inf; unfitted rows
+            scores = np.log(sums[: len(run)]) - mins[None] / b
         for c, best in zip(run, np.argmax(scores, axis=2)):
             winners[c] = best
     return winners
@@ -193,9 +197,10 @@ _LEVELS = 9
 
 
 def _halving_runs(factors: list[float]) -> list[list[float]]:
-    """Descending ``factors`` cut into runs of at most ``_LEVELS``, each factor half the one before."""
+    """Distinct ``factors`` cut into runs of at most ``_LEVELS``, each factor half the one before (those of
+    one mantissa together: 4, 3, 2, 1.5, 1 gives [4, 2, 1] and [3, 1.5])."""
     runs: list[list[float]] = []
-    for c in factors:
+    for c in sorted(set(factors), key=lambda c: (np.frexp(c)[0], -c)):
         if runs and len(runs[-1]) < _LEVELS and runs[-1][-1] == 2.0 * c:
             runs[-1].append(c)
         else:
