@@ -26,6 +26,11 @@ calls its methods directly. To be fast, a method overrides some of them:
 ``_warm_up()``
     load compiled code before the first split is timed (``CompiledKernels``
     for numba estimators); the default does nothing.
+``_transform_folds(wrapper, R, y, folds, groups, facts)``
+    ``predict_folds`` of a ``DistanceTransform`` wrapping this estimator,
+    over the transform and this estimator's own grid at once (Kernel HLM:
+    ``hlm.models.kernel_hlm_folds``); the default returns None (the wrapper's
+    generic path). Registered with the wrapper in tests/test_grid_paths.py.
 ``_path_params``
     the grid parameters ``predict_grid`` varies on one shared fit
     (``hlm.models._grid.group_grid``'s inner parameters).
@@ -107,6 +112,12 @@ class FastPathMixin:
         Loads compiled code (numba kernels) before the evaluation times the
         first split, once per process (``CompiledKernels``). Must leave the
         estimator unchanged (unfitted); any exception is ignored. Default: no-op.
+    ``_transform_folds(wrapper, R, y, folds, groups, facts)``
+        ``wrapper.predict_folds`` for a ``DistanceTransform`` around this
+        estimator, given the wrapper's grid grouped by transform (``groups``)
+        and the relation's facts: the same contract as ``predict_folds``.
+        Default: None (the wrapper transforms per candidate, then calls this
+        estimator's ``predict_grid`` per fold).
     ``_path_params``
         Class attribute: the grid parameters ``predict_grid`` varies on one
         shared fit (``group_grid``'s inner parameters, e.g. C of an SVM whose
@@ -137,6 +148,10 @@ class FastPathMixin:
 
     def predict_folds(self, X, y, folds, grid: list[dict]) -> list | None:
         """Every fold's ``predict_grid`` from the whole training input at once; None: not supported."""
+        return None
+
+    def _transform_folds(self, wrapper, R, y, folds, groups: dict, facts) -> list | None:
+        """A ``DistanceTransform``'s ``predict_folds`` around this estimator; None: the generic path."""
         return None
 
     def _warm_up(self) -> None:

@@ -38,7 +38,6 @@ from sklearn.utils.metaestimators import available_if
 from hlm.errors import DataError
 from hlm.models._base import FastPathMixin, PrecomputedClassifier, grid_predictions
 from hlm.models._grid import predict_each
-from hlm.models.kernel_hlm import KernelHLM
 
 #: the candidates, in the order CV ties are broken (the paper's rule first)
 TRANSFORMS = ("bound_minus", "neg_log", "reciprocal", "sqrt", "square")
@@ -261,10 +260,8 @@ class DistanceTransform(PrecomputedClassifier):
             return None
         groups = self._grid_groups(grid)
         facts = _Facts(R) if self.relation == "similarity" else None
-        if type(self.estimator) is KernelHLM:  # its own path: every candidate, fold and scale at once
-            from hlm.models.kernel_hlm_folds import predict_transform_folds  # it uses ``transform``
-
-            shared = predict_transform_folds(self, R, y, folds, groups, facts)
+        if isinstance(self.estimator, FastPathMixin):  # an estimator's own path over transform and grid
+            shared = self.estimator._transform_folds(self, R, y, folds, groups, facts)
             if shared is not None:
                 return shared
         wholes, out = {}, [[None] * len(grid) for _ in folds]

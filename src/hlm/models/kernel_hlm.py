@@ -138,6 +138,13 @@ class KernelHLM(PosteriorClassifier):
         winners = dict(zip(distinct, model.classes_[np.argmax(scores, axis=2)]))  # scale_ at each c
         return [winners[c] for c in factors]
 
+    def _transform_folds(self, wrapper, R, y, folds, groups: dict, facts) -> list | None:
+        """``DistanceTransform.predict_folds`` over (``to_distance``, ``scale_factor``): every candidate, fold
+        and c at once (``hlm.models.kernel_hlm_folds``)."""
+        from hlm.models.kernel_hlm_folds import predict_transform_folds  # it imports distance_transform
+
+        return predict_transform_folds(wrapper, R, y, folds, groups, facts)
+
     def _warm_up(self) -> None:
         """Load the compiled kernel of the CV path over (transform, c) (``hlm.models.kernel_hlm_folds``)."""
         from hlm.models.kernel_hlm_folds import warm_up
