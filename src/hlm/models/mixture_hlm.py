@@ -195,23 +195,29 @@ class MixtureHLM(PosteriorClassifier):
         return self
 
     def _estimate(self, D, protos, comp_class, comp_count, members, w) -> None:
-        """Eq. 3/4 with shrinkage from per-component sufficient statistics."""
+        """Eq. 3/4 with shrinkage, from the members' distances to their prototype."""
+        dists = [D[mem, protos[j]] for j, mem in enumerate(members)]
+        weights = None if w is None else [w[mem] for mem in members]
+        self._estimate_from_distances(dists, weights, protos, comp_class, comp_count)
+
+    def _estimate_from_distances(self, dists, weights, protos, comp_class, comp_count) -> None:
+        """Eq. 3/4 with shrinkage from per-component sufficient statistics: ``dists[j]`` are the distances
+        of component j's members (its prototype left out) to its prototype, ``weights[j]`` their weights
+        (None: unweighted). Components with fewer than ``min_cluster_size`` objects are left out."""
         n_comp = len(protos)
-        used = np.array([len(m) + 1 >= self.min_cluster_size for m in members])
         u_parts, c_parts, w_parts = [], [], []
-        for j, mem in enumerate(members):
-            if not used[j] or mem.size == 0:
+        for j, d in enumerate(dists):
+            if d.size + 1 < self.min_cluster_size or d.size == 0:
                 continue
-            u = D[mem, protos[j]]
-            u = u**2 if self.squared else u
+            u = d**2 if self.squared else d
             keep = u > 0  # duplicates of the prototype carry no scale information
             u_parts.append(u[keep])
             c_parts.append(np.full(keep.sum(), j))
-            w_parts.append(np.ones(keep.sum()) if w is None else w[mem][keep])
+            w_parts.append(np.ones(keep.sum()) if weights is None else weights[j][keep])
         u_all = np.concatenate(u_parts) if u_parts else np.empty(0)
         if u_all.size == 0:
             raise DataError(
-                "MixtureHLM.fit: no cluster with at least "
+                f"{type(self).__name__}.fit: no cluster with at least "
                 f"{self.min_cluster_size} objects and a positive distance to its prototype; "
                 "cannot estimate the Gamma shape and scales"
             )

@@ -1,0 +1,245 @@
+"""Mixture HLM on raw objects without the N x N matrix (docs/scale-spec.md).
+
+HLM needs, once the classes are clustered, only each object's distance to
+its prototype (paper section 3.1, "HLM takes as input the distances between
+the training data and their corresponding cluster centroids"), and a test
+object's distances to the prototypes (eqs. 5, 6). Only the clustering reads
+the full per-class matrix. Here it reads samples instead, as CLARA does
+(Kaufman and Rousseeuw): for each class,
+
+1. ``n_samples`` random samples of ``sample_size`` objects are clustered by
+   VSH (or another :func:`hlm.clustering.cluster` method) on their own
+   sample x sample distances;
+2. each sample's prototypes are scored by their total distance to a larger
+   random sample of ``eval_size`` objects of the class (the whole class when
+   it is smaller, or with ``eval_size=None``); the lowest total wins;
+2b. up to ``refine`` alternating steps then move each prototype to the
+   1-median of a sample of its cluster, while the total falls;
+3. every object of the class is assigned to its nearest winning prototype, in
+   blocks of ``block_size`` objects, and the shape and scales follow from these
+   distances by eq. 3 with the shrinkage of section 2.1, as in
+   :class:`~hlm.models.mixture_hlm.MixtureHLM`.
+
+The largest distance array is ``max(sample_size, block_size) x`` (prototypes
+or sample size), never n x n. Prediction computes each test object's distances
+to the prototypes only; the fitted model keeps the prototype objects
+(``prototype_objects_``), not the training set.
+
+With ``sample_size`` at least the class size, step 1 clusters the whole class in
+its training order with MixtureHLM's seeds, so the fit equals MixtureHLM's on the
+full matrix (tested).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from hlm.errors import DataError
+from hlm.models._base import fit_classes
+from hlm.models.mixture_hlm import MixtureHLM
+from hlm.objects.blocks import SIMILARITIES, pairwise
+
+
+class ClaraMixtureHLM(MixtureHLM):
+    """Mixture HLM fitted from raw objects and a distance, never forming the N x N matrix.
+
+    ``fit(X, y)`` and ``predict(X)`` take objects: an (n, d) array of vectors, or a sequence of
+    series or strings. Parameters of :class:`~hlm.models.mixture_hlm.MixtureHLM`, and:
+
+    distance : str or callable
+        A distance of :func:`hlm.objects.blocks.pairwise` ("euclidean", "cityblock", "cosine", "dtw",
+        "hamming"), or ``f(rows, cols) -> (len(rows), len(cols))`` array of distances.
+    distance_options : dict
+        Options of a named distance (e.g. ``{"window": 0.1}`` for DTW).
+    sample_size : int
+        Objects per class sample clustered (a class at most this large is clustered whole).
+    n_samples : int
+        Samples drawn per class; the prototypes with the lowest total distance on the evaluation sample win.
+    eval_size : int or None
+        Objects per class on which the samples' prototypes are scored; None: the whole class.
+    refine : int
+        Alternating steps after the samples (each prototype moves to the 1-median of a sample of its
+        cluster while the total distance falls); 0: none. Not used where a class is clustered whole.
+    block_size : int
+        Objects per block when distances to the prototypes are computed (assignment and prediction).
+    """
+
+    _parameter_constraints = {
+        **MixtureHLM._parameter_constraints,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "distance": [StrOptions({"euclidean", "cityblock", "cosine", "dtw", "hamming", "alignment"}), callable],
+        "distance_options": [None, dict],
+        "sample_size": [Interval(Integral, 2, None, closed="left")],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "eval_size": [None, Interval(Integral, 1, None, closed="left")],
+        "refine": [Interval(Integral, 0, None, closed="left")],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_components: int = 4, clustering: str = "vsh", n_init: int = 20, shape: str = "common",
+                 min_cluster_size: int = 3, squared: bool = True, round_shape: bool = True, random_state: int = 0,
+                 distance: str | Callable = "euclidean", distance_options: dict | None = None,
+                 sample_size: int = 1000, n_samples: int = 5, eval_size: int | None = 5000, refine: int = 5,
+                 block_size: int = 10_000):
+        super().__init__(n_components=n_components, clustering=clustering, n_init=n_init, shape=shape,
+                         min_cluster_size=min_cluster_size, squared=squared, round_shape=round_shape,
+                         random_state=random_state)
+        self.distance = distance
+        self.distance_options = distance_options
+        self.sample_size = sample_size
+        self.n_samples = n_samples
+        self.eval_size = eval_size
+        self.refine = refine
+        self.block_size = block_size
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = False
+        return tags
+
+    # ------------------------------------------------------------------ distances
+    def _distances(self, rows, cols, where: str) -> np.ndarray:
+        """The (len(rows), len(cols)) distances, checked: finite and non-negative."""
+        if callable(self.distance):
+            out = np.asarray(self.distance(rows, cols), dtype=np.float64)
+        else:
+            out = pairwise(rows, cols, self.distance, self.distance_options)
+        if out.shape != (len(rows), len(cols)):
+            raise DataError(f"{where}: the distance gave shape {out.shape} for {len(rows)} x {len(cols)} objects")
+        bad = ~np.isfinite(out) | (out < 0)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise DataError(f"{where}: the distance between objects {i} and {j} of the block is {out[i, j]}; "
+                            "distances must be finite and non-negative")
+        return out
+
+    def _nearest(self, X, idx: np.ndarray, protos: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """(nearest of ``protos`` by position, its distance) for each object of ``idx``, in blocks."""
+        P = _take(X, protos)
+        arg, dist = np.empty(idx.size, dtype=np.intp), np.empty(idx.size)
+        for lo in range(0, idx.size, self.block_size):
+            D = self._distances(_take(X, idx[lo:lo + self.block_size]), P, where)
+            arg[lo:lo + D.shape[0]] = np.argmin(D, axis=1)
+            dist[lo:lo + D.shape[0]] = D[np.arange(D.shape[0]), arg[lo:lo + D.shape[0]]]
+        return arg, dist
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Cluster samples of each class, keep the best prototypes, assign every object, estimate (eq. 3)."""
+        from hlm.clustering import cluster
+
+        self._validate_params()
+        if isinstance(self.distance, str) and self.distance in SIMILARITIES:
+            raise DataError(f"fit: {self.distance!r} is a similarity; ClaraMixtureHLM needs a distance")
+        n = _count(X)
+        self.classes_, y_idx = fit_classes(y, n, "objects")
+        counts = np.bincount(y_idx, minlength=len(self.classes_))
+        self.class_prior_ = counts / counts.sum()
+        self._vectors = isinstance(X, np.ndarray) and X.ndim == 2
+        self.n_features_in_ = X.shape[1] if self._vectors else None
+        protos, comp_class, comp_count, dists = [], [], [], []
+        self.fallback_classes_ = []
+        for k in range(len(self.classes_)):
+            idx = np.flatnonzero(y_idx == k)
+            where = f"fit: class {self.classes_[k]}"
+            if idx.size < self.min_cluster_size:  # too small to cluster: every object is a prototype
+                self.fallback_classes_.append(str(self.classes_[k]))
+                class_protos = idx
+            else:
+                class_protos = self._class_prototypes(X, idx, min(int(self.n_components), idx.size), k, cluster,
+                                                      where)
+            arg, dist = self._nearest(X, idx, class_protos, where)
+            arg[np.searchsorted(idx, class_protos)] = np.arange(class_protos.size)  # a prototype is its own
+            for j, p in enumerate(class_protos):
+                mine = (arg == j) & (idx != p)
+                protos.append(p)
+                comp_class.append(k)
+                comp_count.append(mine.sum() + 1.0)
+                dists.append(dist[mine])
+        if self.fallback_classes_:
+            warnings.warn(f"class(es) {', '.join(self.fallback_classes_)} have fewer than {self.min_cluster_size} "
+                          "training objects: too small to cluster, every object is a prototype (Kernel HLM form)",
+                          UserWarning, stacklevel=2)
+        self._estimate_from_distances(dists, None, np.array(protos), np.array(comp_class),
+                                      np.array(comp_count, float))
+        self.prototype_objects_ = _take(X, self.prototypes_)
+        return self
+
+    def _class_prototypes(self, X, idx: np.ndarray, M: int, k: int, cluster, where: str) -> np.ndarray:
+        """Training indices of class k's prototypes: the best of ``n_samples`` clustered samples (step 1-2)."""
+        seed = self.random_state + k  # MixtureHLM's seed of class k
+        if idx.size <= self.sample_size:  # the whole class, in order: MixtureHLM's clustering exactly
+            D = self._distances(_take(X, idx), _take(X, idx), where)
+            return idx[cluster(D, M, self.clustering, seed=seed, n_init=self.n_init).prototypes]
+        rng = np.random.default_rng([self.random_state, k])
+        evaluation = idx if self.eval_size is None or idx.size <= self.eval_size else \
+            np.sort(rng.choice(idx, self.eval_size, replace=False))
+        best, best_total = None, np.inf
+        for s in range(self.n_samples):
+            sample = np.sort(rng.choice(idx, self.sample_size, replace=False))
+            D = self._distances(_take(X, sample), _take(X, sample), where)
+            candidate = sample[cluster(D, M, self.clustering, seed=seed + 7919 * s, n_init=self.n_init).prototypes]
+            total = self._nearest(X, evaluation, candidate, where)[1].sum()
+            if total < best_total:  # ties: the first sample
+                best, best_total = candidate, total
+        return self._refine(X, evaluation, best, best_total, rng, where)
+
+    def _refine(self, X, evaluation: np.ndarray, protos: np.ndarray, total: float, rng, where: str) -> np.ndarray:
+        """Up to ``refine`` alternating steps (generalized k-means' update, section 2.2, on samples): each
+        prototype moves to the 1-median of a sample of at most ``sample_size`` of its evaluation objects,
+        and the new prototypes are kept while their total distance to the evaluation sample falls."""
+        for _ in range(self.refine):
+            assignment = self._nearest(X, evaluation, protos, where)[0]
+            moved = protos.copy()
+            for j in range(protos.size):
+                members = evaluation[assignment == j]
+                if members.size > self.sample_size:
+                    members = np.sort(rng.choice(members, self.sample_size, replace=False))
+                if members.size > 1:
+                    moved[j] = members[np.argmin(self._distances(_take(X, members), _take(X, members), where)
+                                                 .sum(axis=0))]
+            moved = np.sort(moved)
+            if np.unique(moved).size < moved.size:  # two clusters chose one object: stop
+                break
+            moved_total = self._nearest(X, evaluation, moved, where)[1].sum()
+            if not moved_total < total:
+                break
+            protos, total = moved, moved_total
+        return protos
+
+    # ------------------------------------------------------------------ predict
+    def predict_log_scores(self, X) -> np.ndarray:
+        """log pi_k + log phi(x | M_k) (eqs. 5, 6) from each object's distances to the prototypes."""
+        model = self.model()  # NotFittedError first
+        if self._vectors:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise DataError(f"predict: X must be vectors of {self.n_features_in_} features, got shape {X.shape}")
+        n = _count(X)
+        out = np.empty((n, len(self.classes_)))
+        for lo in range(0, n, self.block_size):
+            rows = _take(X, np.arange(lo, min(lo + self.block_size, n)))
+            out[lo:lo + len(rows)] = model.log_scores(self._distances(rows, self.prototype_objects_, "predict"))
+        return out
+
+
+def _count(X) -> int:
+    if isinstance(X, np.ndarray):
+        if X.ndim == 0 or X.shape[0] == 0:
+            raise DataError(f"ClaraMixtureHLM: X must hold at least one object, got shape {X.shape}")
+        return X.shape[0]
+    if len(X) == 0:
+        raise DataError("ClaraMixtureHLM: X must hold at least one object")
+    return len(X)
+
+
+def _take(X, idx):
+    """The objects of X at ``idx``: rows of an array, or a list."""
+    if isinstance(X, np.ndarray):
+        return X[idx]
+    return [X[i] for i in idx]
