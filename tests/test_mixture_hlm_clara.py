@@ -34,10 +34,10 @@ class Recorder:
         return cdist(rows, cols)
 
 
-@pytest.mark.parametrize("clustering", ["vsh", "gknn"])
+@pytest.mark.parametrize("clustering", ["vsh", "gknn", "ward", "ward_d"])
 def test_whole_classes_equal_mixture_hlm_on_the_full_matrix(clustering):
-    """sample_size >= every class: the same clustering of each class (MixtureHLM's seeds) and the same
-    distances, so the same prototypes, weights, shape and scales, and the same decisions."""
+    """sample_size >= every class: the same clustering of each class (MixtureHLM's seeds, Ward's own
+    partition) and the same distances, so the same prototypes, weights, shape and scales, and decisions."""
     X, y = blobs(60, 5, seed=1)
     order = np.random.default_rng(2).permutation(len(y))  # classes interleaved
     X, y = X[order], y[order]
@@ -100,7 +100,7 @@ def test_never_forms_the_n_by_n_matrix_and_matches_the_full_fit():
         return sum(cdist(X[y == k], X[model.prototypes_[model.component_class_ == k]]).min(axis=1).sum()
                    for k in range(3))
 
-    assert total(full) <= total(clara) <= 1.01 * total(full)
+    assert abs(total(clara) / total(full) - 1.0) <= 0.01  # VSH is a heuristic too: no order is guaranteed
     n_fit_calls = len(record.shapes)
     err_clara = np.mean(clara.predict(Xt) != yt)
     assert all(c == 9 and r <= 400 for r, c in record.shapes[n_fit_calls:])  # blocks x the 9 prototypes
@@ -110,17 +110,18 @@ def test_never_forms_the_n_by_n_matrix_and_matches_the_full_fit():
 
 
 def test_more_samples_never_cost_more_on_the_evaluation_sample():
-    """The samples come from one stream, so n_samples = 5 tries n_samples = 1's sample and 4 more: the
-    prototypes it keeps have at most the same total distance to the evaluation sample."""
+    """The samples come from one stream, so n_samples = 5 tries n_samples = 1's sample and 4 more: without
+    refinement (whose draws follow the samples' in the stream), the prototypes it keeps have at most the
+    same total distance to the evaluation sample (the whole class here), in every class."""
     X, y = blobs(800, 4, seed=8, centres_per_class=4)
     totals = []
     for n_samples in (1, 5):
-        model = ClaraMixtureHLM(n_components=4, sample_size=40, eval_size=None, n_samples=n_samples,
-                                n_init=2).fit(X, y)
-        protos = model.prototypes_[model.component_class_ == 0]
-        members = X[y == 0]
-        totals.append(cdist(members, X[protos]).min(axis=1).sum())
-    assert totals[1] <= totals[0]
+        model = ClaraMixtureHLM(n_components=4, sample_size=40, eval_size=None, n_samples=n_samples, n_init=2,
+                                refine=0).fit(X, y)
+        totals.append([cdist(X[y == k], X[model.prototypes_[model.component_class_ == k]]).min(axis=1).sum()
+                       for k in range(3)])
+    assert all(five <= one for one, five in zip(*totals))
+    assert any(five < one for one, five in zip(*totals))  # the comparison is not between equals
 
 
 def test_raw_objects_sequences_by_hamming():
@@ -167,13 +168,34 @@ def test_bad_input_is_one_line():
     model = ClaraMixtureHLM(n_components=2).fit(X, y)
     with pytest.raises(DataError) as exc:
         model.predict(X[:, :2])
-    one_line(exc, "3 features")
+    one_line(exc, "2 features", "fitted on 3")
     with pytest.raises(DataError) as exc:
         ClaraMixtureHLM().fit(X, y[:-1])
     one_line(exc, "labels")
     with pytest.raises(DataError) as exc:
         ClaraMixtureHLM().fit(np.empty((0, 3)), [])
+    one_line(exc, "empty")
+    with pytest.raises(DataError) as exc:
+        ClaraMixtureHLM(distance="hamming").fit([], [])
     one_line(exc, "at least one object")
+    with pytest.raises(DataError) as exc:
+        ClaraMixtureHLM(n_components=8, sample_size=5).fit(X, y)
+    one_line(exc, "sample_size (5)", "n_components (8)")
+    bad = X.copy()
+    bad[7, 1] = np.nan
+    with pytest.raises(DataError) as exc:
+        ClaraMixtureHLM().fit(bad, y)
+    one_line(exc, "NaN")
+    with pytest.raises(DataError) as exc:  # objects named by their positions in X, not in a block
+        ClaraMixtureHLM(distance=lambda a, b: np.where(cdist(a, b) > 0, cdist(a, b), -1.0)).fit(X, y)
+    one_line(exc, "between objects 0 and 0")
+    with pytest.raises(NotFittedError, match="ClaraMixtureHLM"):
+        ClaraMixtureHLM().predict(X)
+    fitted = ClaraMixtureHLM(n_components=2).fit(X.tolist(), y)  # a list of vectors is read as vectors
+    assert fitted.n_features_in_ == 3
+    with pytest.raises(DataError) as exc:
+        fitted.predict([[1.0, 2.0]])
+    one_line(exc, "fitted on 3")
 
 
 def test_refining_never_raises_the_total_and_whole_classes_need_none():

@@ -254,7 +254,7 @@ class MixtureHLM(PosteriorClassifier):
         if not hasattr(self, "prototypes_"):
             from sklearn.exceptions import NotFittedError
 
-            raise NotFittedError("MixtureHLM is not fitted yet; call fit first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
         return HLMModel(
             classes=[str(c) for c in self.classes_],
             class_prior=self.class_prior_.tolist(),

@@ -1,8 +1,8 @@
 """Mixture HLM on raw objects without the N x N matrix (docs/scale-spec.md).
 
 HLM needs, once the classes are clustered, only each object's distance to
-its prototype (paper section 3.1, "HLM takes as input the distances between
-the training data and their corresponding cluster centroids"), and a test
+its prototype (the paper's abstract: "HLM takes as input the distances between
+the training data and their corresponding cluster centroids"; eq. 3), and a test
 object's distances to the prototypes (eqs. 5, 6). Only the clustering reads
 the full per-class matrix. Here it reads samples instead, as CLARA does
 (Kaufman and Rousseeuw): for each class,
@@ -15,19 +15,21 @@ the full per-class matrix. Here it reads samples instead, as CLARA does
    it is smaller, or with ``eval_size=None``); the lowest total wins;
 2b. up to ``refine`` alternating steps then move each prototype to the
    1-median of a sample of its cluster, while the total falls;
-3. every object of the class is assigned to its nearest winning prototype, in
-   blocks of ``block_size`` objects, and the shape and scales follow from these
-   distances by eq. 3 with the shrinkage of section 2.1, as in
-   :class:`~hlm.models.mixture_hlm.MixtureHLM`.
+3. every object of the class is assigned to its nearest winning prototype (for
+   every clustering method), in blocks of ``block_size`` objects, and the shape
+   and scales follow from these distances by eq. 3 with the shrinkage of
+   section 2.1, as in :class:`~hlm.models.mixture_hlm.MixtureHLM`.
 
-The largest distance array is ``max(sample_size, block_size) x`` (prototypes
-or sample size), never n x n. Prediction computes each test object's distances
-to the prototypes only; the fitted model keeps the prototype objects
-(``prototype_objects_``), not the training set.
+The largest distance array is sample_size x sample_size, or min(block_size, n)
+x (the prototypes of a class, or of all classes at prediction), never n x n.
+Prediction computes each test object's distances to the prototypes only; the
+fitted model keeps the prototype objects (``prototype_objects_``), not the
+training set.
 
-With ``sample_size`` at least the class size, step 1 clusters the whole class in
-its training order with MixtureHLM's seeds, so the fit equals MixtureHLM's on the
-full matrix (tested).
+A class of at most ``sample_size`` objects is clustered whole, in its training
+order with MixtureHLM's seed, keeping the clustering's own partition, so the fit
+equals MixtureHLM's on the full matrix (tested for VSH, generalized k-means and
+Ward).
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from hlm.errors import DataError
-from hlm.models._base import fit_classes
+from hlm.models._base import as_vectors, fit_classes
 from hlm.models.mixture_hlm import MixtureHLM
-from hlm.objects.blocks import SIMILARITIES, pairwise
+from hlm.objects.blocks import SIMILARITIES, VECTOR_DISTANCES, pairwise
 
 
 class ClaraMixtureHLM(MixtureHLM):
@@ -103,8 +105,18 @@ class ClaraMixtureHLM(MixtureHLM):
         return tags
 
     # ------------------------------------------------------------------ distances
-    def _distances(self, rows, cols, where: str) -> np.ndarray:
-        """The (len(rows), len(cols)) distances, checked: finite and non-negative."""
+    def _on_vectors(self) -> bool:
+        return isinstance(self.distance, str) and self.distance in VECTOR_DISTANCES
+
+    def _objects(self, X, what: str):
+        """Vectors (a named vector distance) as a finite float64 2-D array; other objects as given."""
+        if self._on_vectors():
+            return as_vectors(X, what)
+        return X.to_numpy() if hasattr(X, "to_numpy") else X
+
+    def _distances(self, rows, cols, where: str, row_ids=None, col_ids=None) -> np.ndarray:
+        """The (len(rows), len(cols)) distances, checked: finite and non-negative. ``row_ids``/``col_ids``
+        name the objects in an error (default: positions in the block)."""
         if callable(self.distance):
             out = np.asarray(self.distance(rows, cols), dtype=np.float64)
         else:
@@ -114,7 +126,9 @@ class ClaraMixtureHLM(MixtureHLM):
         bad = ~np.isfinite(out) | (out < 0)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise DataError(f"{where}: the distance between objects {i} and {j} of the block is {out[i, j]}; "
+            a = i if row_ids is None else row_ids[i]
+            b = j if col_ids is None else col_ids[j]
+            raise DataError(f"{where}: the distance between objects {a} and {b} is {out[i, j]}; "
                             "distances must be finite and non-negative")
         return out
 
@@ -123,7 +137,8 @@ class ClaraMixtureHLM(MixtureHLM):
         P = _take(X, protos)
         arg, dist = np.empty(idx.size, dtype=np.intp), np.empty(idx.size)
         for lo in range(0, idx.size, self.block_size):
-            D = self._distances(_take(X, idx[lo:lo + self.block_size]), P, where)
+            D = self._distances(_take(X, idx[lo:lo + self.block_size]), P, where, idx[lo:lo + self.block_size],
+                                protos)
             arg[lo:lo + D.shape[0]] = np.argmin(D, axis=1)
             dist[lo:lo + D.shape[0]] = D[np.arange(D.shape[0]), arg[lo:lo + D.shape[0]]]
         return arg, dist
@@ -136,12 +151,15 @@ class ClaraMixtureHLM(MixtureHLM):
         self._validate_params()
         if isinstance(self.distance, str) and self.distance in SIMILARITIES:
             raise DataError(f"fit: {self.distance!r} is a similarity; ClaraMixtureHLM needs a distance")
-        n = _count(X)
-        self.classes_, y_idx = fit_classes(y, n, "objects")
+        if self.sample_size < self.n_components:
+            raise DataError(f"fit: sample_size ({self.sample_size}) must be at least n_components "
+                            f"({self.n_components}): a sample must hold every prototype")
+        X = self._objects(X, "fit: X")
+        if self._on_vectors():
+            self.n_features_in_ = X.shape[1]
+        self.classes_, y_idx = fit_classes(y, _count(X), "objects")
         counts = np.bincount(y_idx, minlength=len(self.classes_))
         self.class_prior_ = counts / counts.sum()
-        self._vectors = isinstance(X, np.ndarray) and X.ndim == 2
-        self.n_features_in_ = X.shape[1] if self._vectors else None
         protos, comp_class, comp_count, dists = [], [], [], []
         self.fallback_classes_ = []
         for k in range(len(self.classes_)):
@@ -149,12 +167,10 @@ class ClaraMixtureHLM(MixtureHLM):
             where = f"fit: class {self.classes_[k]}"
             if idx.size < self.min_cluster_size:  # too small to cluster: every object is a prototype
                 self.fallback_classes_.append(str(self.classes_[k]))
-                class_protos = idx
+                class_protos, arg, dist = idx, np.arange(idx.size), np.zeros(idx.size)
             else:
-                class_protos = self._class_prototypes(X, idx, min(int(self.n_components), idx.size), k, cluster,
-                                                      where)
-            arg, dist = self._nearest(X, idx, class_protos, where)
-            arg[np.searchsorted(idx, class_protos)] = np.arange(class_protos.size)  # a prototype is its own
+                class_protos, arg, dist = self._cluster_class(X, idx, min(int(self.n_components), idx.size), k,
+                                                              cluster, where)
             for j, p in enumerate(class_protos):
                 mine = (arg == j) & (idx != p)
                 protos.append(p)
@@ -170,24 +186,32 @@ class ClaraMixtureHLM(MixtureHLM):
         self.prototype_objects_ = _take(X, self.prototypes_)
         return self
 
-    def _class_prototypes(self, X, idx: np.ndarray, M: int, k: int, cluster, where: str) -> np.ndarray:
-        """Training indices of class k's prototypes: the best of ``n_samples`` clustered samples (step 1-2)."""
+    def _cluster_class(self, X, idx: np.ndarray, M: int, k: int, cluster, where: str):
+        """Class k's prototypes (training indices), each object's prototype (by position) and its distance
+        to it. A class of at most ``sample_size`` objects is clustered whole, with MixtureHLM's seed, keeping
+        the clustering's own partition (Ward's is not nearest-prototype); else steps 1-3 of the module."""
         seed = self.random_state + k  # MixtureHLM's seed of class k
-        if idx.size <= self.sample_size:  # the whole class, in order: MixtureHLM's clustering exactly
-            D = self._distances(_take(X, idx), _take(X, idx), where)
-            return idx[cluster(D, M, self.clustering, seed=seed, n_init=self.n_init).prototypes]
+        if idx.size <= self.sample_size:
+            D = self._distances(_take(X, idx), _take(X, idx), where, idx, idx)
+            res = cluster(D, M, self.clustering, seed=seed, n_init=self.n_init)
+            rows = np.arange(idx.size)
+            return idx[res.prototypes], res.assignment, D[rows, res.prototypes[res.assignment]]
         rng = np.random.default_rng([self.random_state, k])
         evaluation = idx if self.eval_size is None or idx.size <= self.eval_size else \
             np.sort(rng.choice(idx, self.eval_size, replace=False))
         best, best_total = None, np.inf
         for s in range(self.n_samples):
             sample = np.sort(rng.choice(idx, self.sample_size, replace=False))
-            D = self._distances(_take(X, sample), _take(X, sample), where)
+            D = self._distances(_take(X, sample), _take(X, sample), where, sample, sample)
             candidate = sample[cluster(D, M, self.clustering, seed=seed + 7919 * s, n_init=self.n_init).prototypes]
             total = self._nearest(X, evaluation, candidate, where)[1].sum()
             if total < best_total:  # ties: the first sample
                 best, best_total = candidate, total
-        return self._refine(X, evaluation, best, best_total, rng, where)
+        best = self._refine(X, evaluation, best, best_total, rng, where)
+        arg, dist = self._nearest(X, idx, best, where)
+        arg[np.searchsorted(idx, best)] = np.arange(best.size)  # a prototype is its own (ties, duplicates)
+        dist[np.searchsorted(idx, best)] = 0.0
+        return best, arg, dist
 
     def _refine(self, X, evaluation: np.ndarray, protos: np.ndarray, total: float, rng, where: str) -> np.ndarray:
         """Up to ``refine`` alternating steps (generalized k-means' update, section 2.2, on samples): each
@@ -201,8 +225,8 @@ class ClaraMixtureHLM(MixtureHLM):
                 if members.size > self.sample_size:
                     members = np.sort(rng.choice(members, self.sample_size, replace=False))
                 if members.size > 1:
-                    moved[j] = members[np.argmin(self._distances(_take(X, members), _take(X, members), where)
-                                                 .sum(axis=0))]
+                    moved[j] = members[np.argmin(self._distances(_take(X, members), _take(X, members), where,
+                                                                 members, members).sum(axis=0))]
             moved = np.sort(moved)
             if np.unique(moved).size < moved.size:  # two clusters chose one object: stop
                 break
@@ -216,15 +240,15 @@ class ClaraMixtureHLM(MixtureHLM):
     def predict_log_scores(self, X) -> np.ndarray:
         """log pi_k + log phi(x | M_k) (eqs. 5, 6) from each object's distances to the prototypes."""
         model = self.model()  # NotFittedError first
-        if self._vectors:
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-                raise DataError(f"predict: X must be vectors of {self.n_features_in_} features, got shape {X.shape}")
+        X = self._objects(X, "predict: X")
+        if self._on_vectors() and X.shape[1] != self.n_features_in_:
+            raise DataError(f"predict: X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}")
         n = _count(X)
         out = np.empty((n, len(self.classes_)))
         for lo in range(0, n, self.block_size):
-            rows = _take(X, np.arange(lo, min(lo + self.block_size, n)))
-            out[lo:lo + len(rows)] = model.log_scores(self._distances(rows, self.prototype_objects_, "predict"))
+            rows = np.arange(lo, min(lo + self.block_size, n))
+            D = self._distances(_take(X, rows), self.prototype_objects_, "predict", rows, self.prototypes_)
+            out[lo:lo + rows.size] = model.log_scores(D)
         return out
 
 
