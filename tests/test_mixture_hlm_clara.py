@@ -186,9 +186,25 @@ def test_bad_input_is_one_line():
     with pytest.raises(DataError) as exc:
         ClaraMixtureHLM().fit(bad, y)
     one_line(exc, "NaN")
+    order = np.random.default_rng(13).permutation(len(y))  # classes interleaved: X's positions are not a block's
+    Xp, yp = X[order], y[order]
+    first_of_1 = int(np.flatnonzero(yp == 1)[0])
+
+    def broken(a, b):  # negative only between objects of class 1 (their first feature near class 1's)
+        D = cdist(a, b)
+        return np.where(np.isin(a[:, :1], X[y == 1, :1]) & np.isin(b[:, :1], X[y == 1, :1]).T, -1.0, D)
+
     with pytest.raises(DataError) as exc:  # objects named by their positions in X, not in a block
-        ClaraMixtureHLM(distance=lambda a, b: np.where(cdist(a, b) > 0, cdist(a, b), -1.0)).fit(X, y)
-    one_line(exc, "between objects 0 and 0")
+        ClaraMixtureHLM(distance=broken).fit(Xp, yp)
+    one_line(exc, "class 1", f"between objects {first_of_1} and {first_of_1}")
+    fitted = ClaraMixtureHLM(n_components=2, distance=lambda a, b: cdist(a, b)).fit(Xp, yp)
+    test = Xp.copy()
+    test[5, 0] = np.nan
+    with pytest.raises(DataError) as exc:
+        fitted.predict(test)
+    one_line(exc, "object 5 of X and the prototype")
+    assert not hasattr(ClaraMixtureHLM(n_components=2).fit(X, y).fit(list(X), y).set_params(
+        distance=lambda a, b: cdist(a, b)).fit(list(X), y), "n_features_in_")  # a refit on other objects
     with pytest.raises(NotFittedError, match="ClaraMixtureHLM"):
         ClaraMixtureHLM().predict(X)
     fitted = ClaraMixtureHLM(n_components=2).fit(X.tolist(), y)  # a list of vectors is read as vectors

@@ -114,9 +114,10 @@ class ClaraMixtureHLM(MixtureHLM):
             return as_vectors(X, what)
         return X.to_numpy() if hasattr(X, "to_numpy") else X
 
-    def _distances(self, rows, cols, where: str, row_ids=None, col_ids=None) -> np.ndarray:
+    def _distances(self, rows, cols, where: str, row_ids=None, col_ids=None,
+                   names: tuple[str, str] = ("objects", "and")) -> np.ndarray:
         """The (len(rows), len(cols)) distances, checked: finite and non-negative. ``row_ids``/``col_ids``
-        name the objects in an error (default: positions in the block)."""
+        name the objects in an error (default: positions in the block), with the words ``names``."""
         if callable(self.distance):
             out = np.asarray(self.distance(rows, cols), dtype=np.float64)
         else:
@@ -128,7 +129,7 @@ class ClaraMixtureHLM(MixtureHLM):
             i, j = np.argwhere(bad)[0]
             a = i if row_ids is None else row_ids[i]
             b = j if col_ids is None else col_ids[j]
-            raise DataError(f"{where}: the distance between objects {a} and {b} is {out[i, j]}; "
+            raise DataError(f"{where}: the distance between {names[0]} {a} {names[1]} {b} is {out[i, j]}; "
                             "distances must be finite and non-negative")
         return out
 
@@ -157,6 +158,8 @@ class ClaraMixtureHLM(MixtureHLM):
         X = self._objects(X, "fit: X")
         if self._on_vectors():
             self.n_features_in_ = X.shape[1]
+        elif hasattr(self, "n_features_in_"):  # a refit on other objects
+            del self.n_features_in_
         self.classes_, y_idx = fit_classes(y, _count(X), "objects")
         counts = np.bincount(y_idx, minlength=len(self.classes_))
         self.class_prior_ = counts / counts.sum()
@@ -210,7 +213,6 @@ class ClaraMixtureHLM(MixtureHLM):
         best = self._refine(X, evaluation, best, best_total, rng, where)
         arg, dist = self._nearest(X, idx, best, where)
         arg[np.searchsorted(idx, best)] = np.arange(best.size)  # a prototype is its own (ties, duplicates)
-        dist[np.searchsorted(idx, best)] = 0.0
         return best, arg, dist
 
     def _refine(self, X, evaluation: np.ndarray, protos: np.ndarray, total: float, rng, where: str) -> np.ndarray:
@@ -247,7 +249,8 @@ class ClaraMixtureHLM(MixtureHLM):
         out = np.empty((n, len(self.classes_)))
         for lo in range(0, n, self.block_size):
             rows = np.arange(lo, min(lo + self.block_size, n))
-            D = self._distances(_take(X, rows), self.prototype_objects_, "predict", rows, self.prototypes_)
+            D = self._distances(_take(X, rows), self.prototype_objects_, "predict", rows, self.prototypes_,
+                                ("object", "of X and the prototype (training object)"))
             out[lo:lo + rows.size] = model.log_scores(D)
         return out
 
