@@ -202,25 +202,27 @@ class ClaraMixtureHLM(MixtureHLM):
         rng = np.random.default_rng([self.random_state, k])
         evaluation = idx if self.eval_size is None or idx.size <= self.eval_size else \
             np.sort(rng.choice(idx, self.eval_size, replace=False))
-        best, best_total = None, np.inf
+        best = None
         for s in range(self.n_samples):
             sample = np.sort(rng.choice(idx, self.sample_size, replace=False))
             D = self._distances(_take(X, sample), _take(X, sample), where, sample, sample)
             candidate = sample[cluster(D, M, self.clustering, seed=seed + 7919 * s, n_init=self.n_init).prototypes]
-            total = self._nearest(X, evaluation, candidate, where)[1].sum()
-            if total < best_total:  # ties: the first sample
-                best, best_total = candidate, total
-        best = self._refine(X, evaluation, best, best_total, rng, where)
-        arg, dist = self._nearest(X, idx, best, where)
+            arg, dist = self._nearest(X, evaluation, candidate, where)
+            if best is None or dist.sum() < best[2].sum():  # ties: the first sample
+                best = candidate, arg, dist
+        best, arg, dist = self._refine(X, evaluation, *best, rng, where)
+        if evaluation is not idx:  # else the evaluation pass was the whole class's
+            arg, dist = self._nearest(X, idx, best, where)
         arg[np.searchsorted(idx, best)] = np.arange(best.size)  # a prototype is its own (ties, duplicates)
         return best, arg, dist
 
-    def _refine(self, X, evaluation: np.ndarray, protos: np.ndarray, total: float, rng, where: str) -> np.ndarray:
+    def _refine(self, X, evaluation: np.ndarray, protos: np.ndarray, assignment: np.ndarray, dist: np.ndarray,
+                rng, where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Up to ``refine`` alternating steps (generalized k-means' update, section 2.2, on samples): each
         prototype moves to the 1-median of a sample of at most ``sample_size`` of its evaluation objects,
-        and the new prototypes are kept while their total distance to the evaluation sample falls."""
+        and the new prototypes are kept while their total distance to the evaluation sample falls. Takes and
+        returns the prototypes with the evaluation objects' nearest prototype and distance to it."""
         for _ in range(self.refine):
-            assignment = self._nearest(X, evaluation, protos, where)[0]
             moved = protos.copy()
             for j in range(protos.size):
                 members = evaluation[assignment == j]
@@ -232,11 +234,11 @@ class ClaraMixtureHLM(MixtureHLM):
             moved = np.sort(moved)
             if np.unique(moved).size < moved.size:  # two clusters chose one object: stop
                 break
-            moved_total = self._nearest(X, evaluation, moved, where)[1].sum()
-            if not moved_total < total:
+            moved_arg, moved_dist = self._nearest(X, evaluation, moved, where)
+            if not moved_dist.sum() < dist.sum():
                 break
-            protos, total = moved, moved_total
-        return protos
+            protos, assignment, dist = moved, moved_arg, moved_dist
+        return protos, assignment, dist
 
     # ------------------------------------------------------------------ predict
     def predict_log_scores(self, X) -> np.ndarray:
