@@ -14,9 +14,15 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from hlm.errors import DataError
 from hlm.models.kde_cv import BANDWIDTHS, KDEClassifier
-from hlm.models.okde import ODKDEClassifier, OKDEClassifier
+from hlm.models.okde import ODKDEClassifier, OKDEClassifier, compression
 from hlm.models.okde.bandwidth import amise_scale, curvature_diag, curvature_full
-from hlm.models.okde.compression import ClassifierDistance, bottom_up, merge_tree
+from hlm.models.okde.compression import (
+    ClassifierDistance,
+    bottom_up,
+    merge_tree,
+    posterior_distance,
+    posterior_distance_bound,
+)
 from hlm.models.okde.gaussians import (
     cholesky,
     log_gaussians,
@@ -780,3 +786,93 @@ def test_a_class_first_seen_in_a_later_batch_joins_the_model():
     fixed = ODKDEClassifier().partial_fit(X[first][:20], y[first][:20], classes=[0, 1])
     with pytest.raises(DataError, match="not among the classes"):
         fixed.partial_fit(X[~first][:1], y[~first][:1])
+
+
+def test_posterior_distance_bound_is_the_largest_over_the_allowed_log_odds():
+    """D^2(t, s) <= its bound at every t <= log_odds_max, and the bound is attained at min(log_odds_max, -s/2)
+    (brute force over a fine grid of t)."""
+    rng = np.random.default_rng(41)
+    t = np.linspace(-80.0, 80.0, 32_001)
+    for s in np.concatenate([rng.normal(0, 3, 12), [-40.0, -1e-9, 1e-9, 25.0]]):
+        for cap in (-50.0, -3.0, -s / 2, 0.7, 30.0, np.inf):
+            allowed = t[t <= cap]
+            values = posterior_distance(allowed, np.full_like(allowed, s))
+            bound = posterior_distance_bound(np.array([cap]), np.array([s]))[0]
+            assert (values <= bound).all()
+            assert bound == pytest.approx(max(values.max(), float(posterior_distance(np.array([min(cap, -s / 2)]),
+                                                                                       np.array([s]))[0])), rel=1e-6)
+    assert posterior_distance_bound(np.array([np.inf]), np.array([-np.inf]))[0] == 1.0  # undefined: D^2 <= 1
+
+
+def _exact_cost_accept(X, pw, prior, log_neg, w, mu, cov, H, threshold):
+    """A reference odKDE criterion: every tried merge's cost (eq. 7) afresh at every point from the merged
+    components, no bounds, no region; accept iff it is at most threshold^2."""
+    before = np.log(prior) + log_mixture(X, w, mu, cholesky(cov + H))
+    nodes = {j: (w[j], mu[j], cov[j]) for j in range(len(w))}
+    active = set(nodes)
+
+    def cost_of(parts):
+        after = np.log(prior) + logsumexp(np.column_stack([np.log(W) + log_mixture(X, np.ones(1), m[None],
+                                                                                     cholesky((S + H)[None]))
+                                                           for W, m, S in parts]), axis=1)
+        pa, pb = np.exp(before - np.logaddexp(before, log_neg)), np.exp(after - np.logaddexp(after, log_neg))
+        return pw @ (0.5 * ((np.sqrt(pa) - np.sqrt(pb)) ** 2 + (np.sqrt(1 - pa) - np.sqrt(1 - pb)) ** 2))
+
+    def accept(node, a, b):
+        merged = moment_match(np.array([nodes[a][0], nodes[b][0]]), np.stack([nodes[a][1], nodes[b][1]]),
+                              np.stack([nodes[a][2], nodes[b][2]]))
+        tried = [nodes[j] for j in active - {a, b}] + [merged]
+        accept.costs.append(cost_of(tried))
+        if accept.costs[-1] > threshold**2:
+            return False
+        nodes[node] = merged
+        active.difference_update({a, b})
+        active.add(node)
+        return True
+
+    accept.costs = []
+    return accept
+
+
+def test_decisions_by_bounds_are_those_of_the_exact_cost(monkeypatch):
+    """The bottom-up search with ClassifierDistance (negatives evaluated only where the bounds cannot decide)
+    keeps the same nodes as with the exact cost of every tried merge, at thresholds set just above and just
+    below the exact costs the search meets; a loose threshold asks for no negatives, a tight one for few."""
+    monkeypatch.setattr(compression, "EAGER_POINTS", 0)  # bounds at every size
+    rng = np.random.default_rng(43)
+    d, K = 3, 3
+    models = []
+    for k in range(K):
+        m = ClassKDE.empty(d)
+        m.add(rng.normal(1.2 * k, 1.0, size=(12, d)), 1.0)
+        m.set_kernel(0.15 * np.eye(d))
+        models.append(m)
+    prior = np.full(K, 1 / K)
+    quad = [m.quadrature("sigma") for m in models]
+    X = np.concatenate([q.points for q in quad])
+    pw = np.concatenate([(prior[k] * m.w[:, None] * quad[k].weights[None, :]).ravel() for k, m in enumerate(models)])
+    neg_floor = np.concatenate([np.full(len(q.log_own), -np.inf) if k == 0 else np.log(prior[k]) + q.log_own
+                                for k, q in enumerate(quad)])
+    log_neg = logsumexp(np.column_stack([np.log(prior[k]) + log_mixture(X, m.w, m.mu, m.chol)
+                                         for k, m in enumerate(models) if k]), axis=1)
+    i = models[0]
+    n, tree = i.n_components, merge_tree(i.mu)
+    probe = _exact_cost_accept(X, pw, prior[0], log_neg, i.w, i.mu, i.cov, i.H, np.inf)
+    bottom_up(n, tree, probe, 1)
+    costs = np.sort(probe.costs)
+    assert costs[0] < 0.005**2 < costs[-1]
+    for threshold in [*np.sqrt(costs[::3]) * (1 + 1e-7), *np.sqrt(costs[::3]) * (1 - 1e-7), 0.005, 1e-5, 1.0]:
+        asked = []
+
+        def log_neg_at(idx, asked=asked):
+            asked.append(len(idx))
+            return log_neg[idx]
+
+        bounded = ClassifierDistance(X, pw, log_gaussians(X, i.mu, i.chol) + np.log(i.w), np.log(prior[0]),
+                                     log_neg_at, i.w, i.mu, i.cov, i.H, threshold, log_neg_floor=neg_floor)
+        reference = _exact_cost_accept(X, pw, prior[0], log_neg, i.w, i.mu, i.cov, i.H, threshold)
+        assert bottom_up(n, tree, bounded.accept, 1) == bottom_up(n, tree, reference, 1)
+        if threshold == 1.0:  # every merge is accepted on the bounds alone
+            assert not asked
+        if threshold == 1e-5:  # the merges are rejected after a few points
+            assert sum(asked) < len(X) / 2

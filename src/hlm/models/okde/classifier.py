@@ -315,7 +315,11 @@ class ODKDEClassifier(_OnlineKDE):
                 return np.full(len(idx), -np.inf)
             return logsumexp(log_gaussians_from(X[idx], stacked, F[idx]), axis=1)
 
-        floor = np.concatenate([priors[k] + q.log_own for k, q in parts]) if self.cost_region == "local" else None
+        # the term of the component each point belongs to: a lower bound of p0, and of the negatives off class c
+        floor = np.concatenate([priors[k] + q.log_own for k, q in parts])
+        neg_floor = np.concatenate([np.full(len(q.log_own), -np.inf) if k == c else priors[k] + q.log_own
+                                    for k, q in parts])
         cost = ClassifierDistance(X, weights, log_terms, priors[c], log_neg_at, model.w, model.mu, model.cov,
-                                  model.H, self._threshold(), log_floor=floor)
+                                  model.H, self._threshold(), log_floor=floor if self.cost_region == "local" else None,
+                                  log_neg_floor=neg_floor)
         self._merge(c, lambda tree: cost.accept)

@@ -89,40 +89,81 @@ class ClassifierDistance:
     points where pi_i times a merged member's or the merged component's term exceeds ``NEGLIGIBLE`` times
     the floor (or times pi_i p_i, also a lower bound of p0). Elsewhere a merge moves p(C+ | x) by at most
     3 ``NEGLIGIBLE``, so the points left out add at most 3 ``NEGLIGIBLE`` per accepted merge to the cost.
-    ``log_neg_at`` is called only for the region, as it grows.
+
+    ``log_neg_floor`` (P,): a lower bound of log sum_{c != i} pi_c p_KDE(x | c) at each point (-inf where none
+    is known). :meth:`accept` decides by certified bounds (spec 14, "Decisions by bounds"): a point's
+    negatives, the expensive part, are evaluated only where the bound of its D^2 from the ones known
+    so far cannot settle the decision, and each point at most once per compression.
     """
 
     def __init__(self, points, point_weights, log_terms, log_prior, log_neg_at, w, mu, cov, H, threshold,
-                 log_floor: np.ndarray | None = None):
+                 log_floor: np.ndarray | None = None, log_neg_floor: np.ndarray | None = None):
         self.X, self.pw, self.H = points, point_weights, H
         self.w, self.mu, self.cov = w, mu, cov
         n = mu.shape[0]
+        self.leaf_terms, self.n_leaves = log_terms, n
         self.log_terms = {j: log_terms[:, j] for j in range(n)}
         self.log_current = logsumexp(log_terms, axis=1)  # log p_i at every point, kept for all of them
         self.log_before = self.log_current
         self.log_prior, self._log_neg_at = log_prior, log_neg_at
         P = len(points)
-        self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), on the region
+        # the largest log-odds of C+ before compression that the floor allows: offset <= log pi_i - floor
+        self.log_odds_max = np.full(P, np.inf) if log_neg_floor is None else log_prior - log_neg_floor + self.log_before
+        self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), where known
         self.root_post, self.root_post_neg = np.full(P, np.nan), np.full(P, np.nan)  # sqrt p(C+|x), p(C-|x) before
-        self.inside = np.zeros(P, dtype=bool)
+        self.known = np.zeros(P, dtype=bool)  # the points whose negatives have been evaluated
+        # the accepted model's weighted D^2 (known points) or its bound (the others), on the region, and their sums
+        self.part = np.zeros(P)
+        self.exact_sum, self.bound_sum = 0.0, 0.0
         self.moments = {j: (w[j], mu[j], cov[j]) for j in range(n)}  # each node's moment match
         self.active = set(range(n))  # the nodes whose terms make up log_current
         self.threshold2 = threshold**2
-        self.cost = 0.0
+        self._accepted_region = np.zeros(P, dtype=bool)  # the region of the last accepted merge (cost = 0 before)
+        self._cost = 0.0
+        self.inside = np.zeros(P, dtype=bool)
         if log_floor is None:
             self.log_floor = None
-            self._include(np.arange(P))
+            self._join(np.arange(P))
         else:  # a term of class i (times pi_i) below this is negligible against p0
             self.log_floor = np.maximum(log_floor, log_prior + self.log_before) + np.log(NEGLIGIBLE) - log_prior
 
-    def _include(self, idx: np.ndarray) -> None:
-        """Add points to the region: their negatives and the posterior before compression."""
+    def _join(self, idx: np.ndarray) -> None:
+        """Add points to the region: their parts of the accepted model's cost join the sums, exact if there are
+        at most ``EAGER_POINTS`` points in all (evaluating them costs less than bounding them), else bounds."""
+        self.inside[idx] = True
+        if len(self.X) <= EAGER_POINTS:
+            self._evaluate(idx)
+            self.part[idx] = self.pw[idx] * self._d2(idx, self.log_current)
+            self.exact_sum += float(self.part[idx].sum())
+        else:
+            self.part[idx] = self._bound(idx, self.log_current)
+            self.bound_sum += float(self.part[idx].sum())
+
+    @property
+    def cost(self) -> float:
+        """The cost of the merges accepted so far (eq. 7 on their region), evaluated exactly on demand."""
+        if self._cost is None:
+            r = np.flatnonzero(self._accepted_region)
+            self._evaluate(r[~self.known[r]])
+            self._cost = float(self.pw[r] @ self._d2(r, self.log_current))
+        return self._cost
+
+    def _evaluate(self, idx: np.ndarray) -> None:
+        """Evaluate the points' negatives and their posteriors before compression."""
         if idx.size == 0:
             return
         self.offset[idx] = self.log_prior - self._log_neg_at(idx)
-        z = self.offset[idx] + self.log_before[idx]
-        self.root_post[idx], self.root_post_neg[idx] = np.exp(0.5 * log_expit(z)), np.exp(0.5 * log_expit(-z))
-        self.inside[idx] = True
+        self.root_post[idx], self.root_post_neg[idx] = _root_posteriors(self.offset[idx] + self.log_before[idx])
+        self.known[idx] = True
+
+    def _d2(self, idx: np.ndarray, candidate: np.ndarray) -> np.ndarray:
+        """D^2 at evaluated points: half the squared distance of the posteriors' square roots (eq. 5)."""
+        pos, neg = _root_posteriors(self.offset[idx] + candidate[idx])
+        return 0.5 * ((self.root_post[idx] - pos) ** 2 + (self.root_post_neg[idx] - neg) ** 2)
+
+    def _bound(self, idx: np.ndarray, candidate: np.ndarray) -> np.ndarray:
+        """The weighted bound of D^2 at points whose negatives are unknown."""
+        return self.pw[idx] * posterior_distance_bound(self.log_odds_max[idx], candidate[idx] - self.log_before[idx])
 
     def accept(self, node: int, a: int, b: int) -> bool:
         (Wa, ma, Sa), (Wb, mb, Sb) = self.moments[a], self.moments[b]
@@ -130,27 +171,97 @@ class ClassifierDistance:
         log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
         if self.log_floor is not None:  # grow the region to where the merge moves p_i
             top = np.maximum(np.maximum(self.log_terms[a], self.log_terms[b]), log_new)
-            self._include(np.flatnonzero(~self.inside & (top >= self.log_floor)))
+            grown = np.flatnonzero(~self.inside & (top >= self.log_floor))
+            self._join(grown)
         s = self.log_current  # every active term is <= it
         rest = 1.0 - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s)
         with np.errstate(divide="ignore"):
             candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
         lost = rest < _CANCELLATION  # a's and b's terms were nearly all of it: the difference lost digits
         if lost.any():  # there, sum the other active terms and the new one afresh
-            terms = [self.log_terms[j][lost] for j in self.active if j not in (a, b)]
-            candidate[lost] = logsumexp(np.column_stack([*terms, log_new[lost]]), axis=1)
-        r = self.inside
-        z = self.offset[r] + candidate[r]
-        d2 = 0.5 * ((self.root_post[r] - np.exp(0.5 * log_expit(z))) ** 2
-                    + (self.root_post_neg[r] - np.exp(0.5 * log_expit(-z))) ** 2)
-        cost = float(self.pw[r] @ d2)
-        if cost > self.threshold2:
+            at = np.flatnonzero(lost)
+            others = [j for j in self.active if j not in (a, b)]
+            leaves = [j for j in others if j < self.n_leaves]  # one gather from the leaves' matrix
+            terms = [self.leaf_terms[np.ix_(at, leaves)], *(self.log_terms[j][at, None] for j in others
+                                                           if j >= self.n_leaves), log_new[at, None]]
+            candidate[at] = logsumexp(np.concatenate(terms, axis=1), axis=1)
+        if not self._within(candidate):
             return False
-        self.cost, self.log_current = cost, candidate
+        self._accepted_region = self.inside.copy()
+        self._cost = None
+        self.log_current = candidate
         self.log_terms[node], self.moments[node] = log_new, (W, m, S)
         self.active -= {a, b}
         self.active.add(node)
         return True
+
+    def _within(self, candidate: np.ndarray) -> bool:
+        """Whether the candidate's cost over the region is at most the threshold, and if so make it the accepted
+        model's. Only the points where the candidate's log p_i differs from the accepted model's change their
+        parts; where the negatives are unknown the parts are bounds, and the points with the largest bounds are
+        evaluated until the bounds decide."""
+        moved = np.flatnonzero(self.inside & (candidate != self.log_current))
+        part = self.part.copy()  # the candidate's parts
+        known = self.known[moved]
+        part[moved[known]] = self.pw[moved[known]] * self._d2(moved[known], candidate)
+        part[moved[~known]] = self._bound(moved[~known], candidate)
+        exact = self.exact_sum + float(part[moved[known]].sum() - self.part[moved[known]].sum())
+        bound = self.bound_sum + float(part[moved[~known]].sum() - self.part[moved[~known]].sum())
+        evaluated = []
+        while exact <= self.threshold2 < exact + bound:
+            todo = np.flatnonzero(self.inside & ~self.known)
+            bound = float(part[todo].sum())  # afresh, against the drift of the updated sum
+            if exact + bound <= self.threshold2:
+                break
+            slack = self.threshold2 - exact
+            big = todo[part[todo] > slack / len(todo)]  # the others' bounds sum to at most the slack
+            big = big[np.argsort(-part[big], kind="stable")] if big.size else todo
+            rest = bound - np.concatenate([[0.0], np.cumsum(part[big])])  # the bounds left after big[:n]
+            n = min(max(int(np.searchsorted(-rest, -slack, side="left")), _MIN_BATCH), len(big))
+            batch = big[:n]
+            self._evaluate(batch)
+            bound -= float(part[batch].sum())
+            part[batch] = self.pw[batch] * self._d2(batch, candidate)
+            exact += float(part[batch].sum())
+            evaluated.append(batch)
+        if exact > self.threshold2:  # rejected: the points evaluated join the accepted model's exact sum
+            if evaluated:
+                batch = np.concatenate(evaluated)
+                self.bound_sum -= float(self.part[batch].sum())
+                self.part[batch] = self.pw[batch] * self._d2(batch, self.log_current)
+                self.exact_sum += float(self.part[batch].sum())
+            return False
+        self.part, self.exact_sum, self.bound_sum = part, exact, bound
+        return True
+
+
+def posterior_distance(log_odds: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """D^2 of eq. 5 at a point: the squared Hellinger distance of Bernoulli(sigmoid(t)) and
+    Bernoulli(sigmoid(t + s)), t the log-odds of C+ before compression and s the change of log p_i."""
+    pos0, neg0 = _root_posteriors(log_odds)
+    pos1, neg1 = _root_posteriors(log_odds + shift)
+    return 0.5 * ((pos0 - pos1) ** 2 + (neg0 - neg1) ** 2)
+
+
+def posterior_distance_bound(log_odds_max: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The largest :func:`posterior_distance` over log-odds t <= ``log_odds_max``, for changes s of log p_i.
+    As a function of t, D^2 is symmetric about t = -s/2 (swap C+ and C-), rises to its maximum there and falls
+    beyond, so the bound is its value at t = min(log_odds_max, -s/2). It is evaluated in the closed form
+    D^2 = 1 - (1 + e^(t + s/2)) / sqrt((1 + e^t)(1 + e^(t + s))) (with t <= 0, swapping C+ and C- if not), which
+    costs two exponentials but loses digits to the difference from 1: the bound is raised by ``_BOUND_SLACK`` of
+    itself and ``_BOUND_FLOOR``, above both evaluations' rounding; 1 (D^2's bound) where it is undefined."""
+    t = np.minimum(log_odds_max, -0.5 * shift)
+    swap = t > 0
+    t, shift = np.where(swap, -t, t), np.where(swap, -shift, shift)
+    with np.errstate(invalid="ignore", over="ignore"):
+        u, root = np.exp(t), np.exp(0.5 * shift)
+        bound = 1.0 - (1.0 + u * root) / np.sqrt((1.0 + u) * (1.0 + u * root * root))
+    return np.where(np.isnan(bound), 1.0, np.maximum(bound, 0.0) * _BOUND_SLACK + _BOUND_FLOOR)
+
+
+def _root_posteriors(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sqrt(sigmoid(z)) and sqrt(sigmoid(-z)), in the log domain."""
+    return np.exp(0.5 * log_expit(z)), np.exp(0.5 * log_expit(-z))
 
 
 #: cost_region "local": a change of class i's density below this share of p0 at a point is left out of the cost
@@ -158,3 +269,13 @@ NEGLIGIBLE = 1e-12
 
 #: below this share of a point's density left after removing two merged components, the rest is summed afresh
 _CANCELLATION = 1e-6
+
+#: a bound of D^2 is raised by this factor and this term, above the rounding of the two ways of evaluating it
+_BOUND_SLACK = 1.0 + 1e-9
+_BOUND_FLOOR = 2e-15
+
+#: up to this many points in all, the negatives are evaluated as points join the region, without bounds
+EAGER_POINTS = 2000
+
+#: the fewest points whose negatives one evaluation asks for (the matrix product's overhead)
+_MIN_BATCH = 32
