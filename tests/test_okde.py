@@ -504,6 +504,17 @@ def test_local_cost_region_follows_a_merge_into_a_gap():
     np.testing.assert_array_equal(models["local"].predict(Z), models["global"].predict(Z))
 
 
+def _class_models(rng, n_classes, d, n_per, spacing, h2):
+    """One KDE per class: n_per standard normal objects centred at spacing * k on every axis, kernel h2 I."""
+    models = []
+    for k in range(n_classes):
+        m = ClassKDE.empty(d)
+        m.add(rng.normal(spacing * k, 1.0, size=(n_per, d)), 1.0)
+        m.set_kernel(h2 * np.eye(d))
+        models.append(m)
+    return models
+
+
 def _costs_local_and_global(models, prior, merges, kind):
     """ClassifierDistance of class 0 of ``models`` with the local region and without, after each of ``merges``
     (all accepted: threshold inf); the neg evaluations the local one asked for."""
@@ -528,7 +539,7 @@ def _costs_local_and_global(models, prior, merges, kind):
     for node, a, b in merges:
         assert local.accept(node, a, b) and full.accept(node, a, b)
         costs.append((local.cost, full.cost))
-    return np.array(costs), sum(asked), len(X)
+    return np.array(costs), max(asked), len(X)  # the largest region the local cost asked for
 
 
 @pytest.mark.parametrize("kind", ["sigma", "means"])
@@ -536,14 +547,8 @@ def test_local_cost_differs_from_the_global_by_at_most_its_bound(kind):
     """cost_region local leaves out the points where a merge moves class i's density by at most NEGLIGIBLE of
     p0: per accepted merge at most 3 NEGLIGIBLE of cost. Class i of 8 components in d = 6 against 3 others;
     the same merges through both costs, compared after each."""
-    rng = np.random.default_rng(32)
     d, K = 6, 4
-    models = []
-    for k in range(K):
-        m = ClassKDE.empty(d)
-        m.add(rng.normal(1.5 * k, 1.0, size=(8, d)), 1.0)
-        m.set_kernel(0.2 * np.eye(d))
-        models.append(m)
+    models = _class_models(np.random.default_rng(32), K, d, 8, 1.5, 0.2)
     tree = merge_tree(models[0].mu)
     costs, asked, n_points = _costs_local_and_global(models, np.full(K, 1 / K), [(8 + t, a, b) for t, (a, b)
                                                                                 in enumerate(tree)], kind)
@@ -802,6 +807,10 @@ def test_posterior_distance_bound_is_the_largest_over_the_allowed_log_odds():
             assert bound == pytest.approx(max(values.max(), float(posterior_distance(np.array([min(cap, -s / 2)]),
                                                                                        np.array([s]))[0])), rel=1e-6)
     assert posterior_distance_bound(np.array([np.inf]), np.array([-np.inf]))[0] == 1.0  # undefined: D^2 <= 1
+    # far out, where e^t underflows but t + s is moderate (a merge into a gap of class i, at another class's points)
+    for t, shift in [(-1023.18, 1132.86), (-1160.0, 1160.0), (-900.0, 905.0), (800.0, -805.0)]:
+        exact = posterior_distance(np.array([t]), np.array([shift]))[0]
+        assert exact > 0.05 and posterior_distance_bound(np.array([t]), np.array([shift]))[0] >= exact
 
 
 def _exact_cost_accept(X, pw, prior, log_neg, w, mu, cov, H, threshold):
@@ -839,14 +848,8 @@ def test_decisions_by_bounds_are_those_of_the_exact_cost(monkeypatch):
     keeps the same nodes as with the exact cost of every tried merge, at thresholds set just above and just
     below the exact costs the search meets; a loose threshold asks for no negatives, a tight one for few."""
     monkeypatch.setattr(compression, "EAGER_POINTS", 0)  # bounds at every size
-    rng = np.random.default_rng(43)
-    d, K = 3, 3
-    models = []
-    for k in range(K):
-        m = ClassKDE.empty(d)
-        m.add(rng.normal(1.2 * k, 1.0, size=(12, d)), 1.0)
-        m.set_kernel(0.15 * np.eye(d))
-        models.append(m)
+    K = 3
+    models = _class_models(np.random.default_rng(43), K, 3, 12, 1.2, 0.15)
     prior = np.full(K, 1 / K)
     quad = [m.quadrature("sigma") for m in models]
     X = np.concatenate([q.points for q in quad])
@@ -876,3 +879,23 @@ def test_decisions_by_bounds_are_those_of_the_exact_cost(monkeypatch):
             assert not asked
         if threshold == 1e-5:  # the merges are rejected after a few points
             assert sum(asked) < len(X) / 2
+
+
+@pytest.mark.parametrize("region", ["local", "global"])
+def test_bounds_keep_the_eager_model_in_a_gap(monkeypatch, region):
+    """A merge into a gap of class 0, at class 1's points where class 0's log-odds are far below -745 (e^t
+    underflows): decided by bounds (EAGER_POINTS 0), the compression keeps the same components as with every
+    point's negatives evaluated."""
+    counts = {}
+    for eager in (0, 10_000):
+        monkeypatch.setattr(compression, "EAGER_POINTS", eager)
+        rng = np.random.default_rng(20)
+        X0 = np.concatenate([rng.normal((c, 0), 0.3, size=(8, 2)) for c in (-10, 10, 40)])
+        X = np.concatenate([X0, rng.normal((0, 0), 0.3, size=(24, 2))])
+        m = ODKDEClassifier(cost_region=region, bandwidth=0.2, standardize=False, n_init=24)
+        m.fit(X, np.repeat([0, 1], 24))
+        m.models_[0].n_thr = 0
+        m._maybe_compress(0)
+        counts[eager] = m.n_components_.copy()
+    np.testing.assert_array_equal(counts[0], counts[10_000])
+    assert counts[0][0] > 2

@@ -108,7 +108,9 @@ class ClassifierDistance:
         self.log_prior, self._log_neg_at = log_prior, log_neg_at
         P = len(points)
         # the largest log-odds of C+ before compression that the floor allows: offset <= log pi_i - floor
-        self.log_odds_max = np.full(P, np.inf) if log_neg_floor is None else log_prior - log_neg_floor + self.log_before
+        # (+ _FLOOR_MARGIN: the negatives' expanded quadratic form may fall below the floor by its rounding)
+        self.log_odds_max = (np.full(P, np.inf) if log_neg_floor is None
+                             else log_prior - log_neg_floor + self.log_before + _FLOOR_MARGIN)
         self.offset = np.full(P, np.nan)  # log-odds of C+ = offset + log p_i(x), where known
         self.root_post, self.root_post_neg = np.full(P, np.nan), np.full(P, np.nan)  # sqrt p(C+|x), p(C-|x) before
         self.known = np.zeros(P, dtype=bool)  # the points whose negatives have been evaluated
@@ -142,10 +144,11 @@ class ClassifierDistance:
     @property
     def cost(self) -> float:
         """The cost of the merges accepted so far (eq. 7 on their region), evaluated exactly on demand."""
-        if self._cost is None:
+        if self._cost is None:  # without marking points known: the sums of the parts stay as they are
             r = np.flatnonzero(self._accepted_region)
-            self._evaluate(r[~self.known[r]])
-            self._cost = float(self.pw[r] @ self._d2(r, self.log_current))
+            offset = self.log_prior - self._log_neg_at(r)
+            self._cost = float(self.pw[r] @ posterior_distance(offset + self.log_before[r],
+                                                                self.log_current[r] - self.log_before[r]))
         return self._cost
 
     def _evaluate(self, idx: np.ndarray) -> None:
@@ -253,9 +256,8 @@ def posterior_distance_bound(log_odds_max: np.ndarray, shift: np.ndarray) -> np.
     t = np.minimum(log_odds_max, -0.5 * shift)
     swap = t > 0
     t, shift = np.where(swap, -t, t), np.where(swap, -shift, shift)
-    with np.errstate(invalid="ignore", over="ignore"):
-        u, root = np.exp(t), np.exp(0.5 * shift)
-        bound = 1.0 - (1.0 + u * root) / np.sqrt((1.0 + u) * (1.0 + u * root * root))
+    with np.errstate(invalid="ignore", over="ignore"):  # each exponential apart: e^t may underflow, e^(t+s) not
+        bound = 1.0 - (1.0 + np.exp(t + 0.5 * shift)) / np.sqrt((1.0 + np.exp(t)) * (1.0 + np.exp(t + shift)))
     return np.where(np.isnan(bound), 1.0, np.maximum(bound, 0.0) * _BOUND_SLACK + _BOUND_FLOOR)
 
 
@@ -273,6 +275,10 @@ _CANCELLATION = 1e-6
 #: a bound of D^2 is raised by this factor and this term, above the rounding of the two ways of evaluating it
 _BOUND_SLACK = 1.0 + 1e-9
 _BOUND_FLOOR = 2e-15
+
+#: added to the largest log-odds: above the error of gaussians.log_gaussians_from (up to 1e-7 for a component of
+#: condition number 1e7) by which the evaluated negatives may fall below their floor
+_FLOOR_MARGIN = 1e-6
 
 #: up to this many points in all, the negatives are evaluated as points join the region, without bounds
 EAGER_POINTS = 2000
