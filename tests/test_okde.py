@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.integrate import quad
-from scipy.special import logsumexp
+from scipy.special import log_expit, logsumexp
 from scipy.stats import multivariate_normal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from hlm.errors import DataError
 from hlm.models.kde_cv import BANDWIDTHS, KDEClassifier
-from hlm.models.okde import ODKDEClassifier, OKDEClassifier, compression
+from hlm.models.okde import ODKDEClassifier, OKDEClassifier, compression, kernels
 from hlm.models.okde.bandwidth import amise_scale, curvature_diag, curvature_full
 from hlm.models.okde.compression import (
     ClassifierDistance,
@@ -443,7 +443,7 @@ def test_classifier_distance_is_zero_for_an_unchanged_model_and_matches_monte_ca
     kept = tight.log_current.copy()
     assert not tight.accept(4, 3, 2)
     np.testing.assert_array_equal(tight.log_current, kept)
-    assert 4 not in tight.log_terms and tight.cost < 1e-12
+    assert not tight.is_active[4] and tight.cost < 1e-12
     # against Monte Carlo under p0
     n = 200_000
     comp = rng.choice(4, size=n, p=np.concatenate([0.5 * w, [0.5]]))
@@ -517,7 +517,7 @@ def _class_models(rng, n_classes, d, n_per, spacing, h2):
 
 def _costs_local_and_global(models, prior, merges, kind):
     """ClassifierDistance of class 0 of ``models`` with the local region and without, after each of ``merges``
-    (all accepted: threshold inf); the neg evaluations the local one asked for."""
+    (all accepted: threshold inf); the local one's region at the end, and the number of points."""
     X = np.concatenate([m.quadrature(kind).points for m in models])
     pw = np.concatenate([(prior[k] * m.w[:, None] * m.quadrature(kind).weights[None, :]).ravel()
                          for k, m in enumerate(models)])
@@ -526,20 +526,14 @@ def _costs_local_and_global(models, prior, merges, kind):
     log_terms = log_gaussians(X, i.mu, i.chol) + np.log(i.w)
     neg = logsumexp(np.column_stack([np.log(prior[k]) + log_mixture(X, m.w, m.mu, m.chol)
                                      for k, m in enumerate(models) if k]), axis=1)
-    asked = []
-
-    def log_neg_at(idx):
-        asked.append(len(idx))
-        return neg[idx]
-
-    args = (X, pw, log_terms, np.log(prior[0]), log_neg_at, i.w, i.mu, i.cov, i.H, np.inf)
+    args = (X, pw, log_terms, np.log(prior[0]), lambda idx: neg[idx], i.w, i.mu, i.cov, i.H, np.inf)
     local = ClassifierDistance(*args, log_floor=floor)
-    full = ClassifierDistance(*args[:4], lambda idx: neg[idx], *args[5:])
+    full = ClassifierDistance(*args)
     costs = []
     for node, a, b in merges:
         assert local.accept(node, a, b) and full.accept(node, a, b)
         costs.append((local.cost, full.cost))
-    return np.array(costs), max(asked), len(X)  # the largest region the local cost asked for
+    return np.array(costs), int(local.inside.sum()), len(X)
 
 
 @pytest.mark.parametrize("kind", ["sigma", "means"])
@@ -550,11 +544,11 @@ def test_local_cost_differs_from_the_global_by_at_most_its_bound(kind):
     d, K = 6, 4
     models = _class_models(np.random.default_rng(32), K, d, 8, 1.5, 0.2)
     tree = merge_tree(models[0].mu)
-    costs, asked, n_points = _costs_local_and_global(models, np.full(K, 1 / K), [(8 + t, a, b) for t, (a, b)
+    costs, region, n_points = _costs_local_and_global(models, np.full(K, 1 / K), [(8 + t, a, b) for t, (a, b)
                                                                                 in enumerate(tree)], kind)
     assert (np.abs(costs[:, 0] - costs[:, 1]) <= 3e-12 * np.arange(1, len(tree) + 1)).all()
     assert costs[-1, 1] > 1e-6  # merging everything costs far more than the bound
-    assert 0 < asked < n_points  # the local region left points out
+    assert 0 < region < n_points  # the local region left points out
 
 
 def test_local_region_covers_a_light_member_far_from_the_merge():
@@ -899,3 +893,106 @@ def test_bounds_keep_the_eager_model_in_a_gap(monkeypatch, region):
         counts[eager] = m.n_components_.copy()
     np.testing.assert_array_equal(counts[0], counts[10_000])
     assert counts[0][0] > 2
+
+
+def _merge_inputs(rng, P, d, n_leaves=6):
+    """A class of ``n_leaves`` components in d dimensions and P cost points around them, for one tried merge
+    of leaves 0 and 1 into node n_leaves; a few points sit on leaf 0, where leaves 0 and 1 are nearly all the
+    density (the merge cancels)."""
+    mu = rng.normal(0, 1.5, size=(n_leaves, d))
+    mu[1], mu[2:] = mu[0] + 0.3, mu[2:] + 8.0  # leaves 0 and 1 apart from the others
+    cov = np.stack([0.1 * np.eye(d) + 0.05 * np.diag(rng.random(d)) for _ in range(n_leaves)])
+    w = rng.dirichlet(np.ones(n_leaves))
+    H = 0.05 * np.eye(d)
+    X = mu[rng.integers(n_leaves, size=P)] + rng.normal(0, 0.8, size=(P, d))
+    X[:5] = mu[0] + rng.normal(0, 0.05, size=(5, d))
+    X[5] = 40.0  # far from every component
+    terms = np.full((2 * n_leaves - 1, P), np.nan)
+    terms[:n_leaves] = (log_gaussians(X, mu, cholesky(cov + H)) + np.log(w)).T
+    return X, w, mu, cov, H, terms
+
+
+@pytest.mark.parametrize("P, d", [(60, 2), (400, 4), (900, 13)])
+def test_compiled_merge_matches_numpy(P, d):
+    """kernels.merged_terms (the eager path) against compression.merged_terms (numpy, the bounds path): the
+    merged component's terms and the candidate log p_i agree to rounding, the grown region and the moved points
+    are the same wherever they are not decided by a difference at the rounding level; kernels.merged_gaussian
+    against gaussians.moment_match and LAPACK's Cholesky factor."""
+    rng = np.random.default_rng(50 + d)
+    X, w, mu, cov, H, terms = _merge_inputs(rng, P, d)
+    n = len(w)
+    W, m, S, L, positive = kernels.merged_gaussian(w[0], mu[0], cov[0], w[1], mu[1], cov[1], H)
+    W_ref, m_ref, S_ref = moment_match(w[:2], mu[:2], cov[:2])
+    assert positive and W == pytest.approx(W_ref, rel=1e-14)
+    np.testing.assert_allclose(m, m_ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(S, S_ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(L, np.linalg.cholesky(S_ref + H), rtol=1e-12, atol=1e-14)
+    assert not kernels.merged_gaussian(w[0], mu[0], cov[0], w[1], mu[1], cov[1], -10 * H)[4]
+    log_current = logsumexp(terms[:n], axis=0)
+    log_floor = log_current + rng.normal(-3, 2, size=P)
+    inside = rng.random(P) < 0.3
+    active = np.arange(n)
+    out = {}
+    for name, f in (("compiled", kernels.merged_terms), ("numpy", compression.merged_terms)):
+        t = terms.copy()
+        out[name] = (*f(X, m, L, np.log(W), t, n, 0, 1, active, log_current, log_floor, inside, 1e-6), t[n])
+    (cand_c, grown_c, moved_c, new_c), (cand_n, grown_n, moved_n, new_n) = out["compiled"], out["numpy"]
+    np.testing.assert_allclose(new_c, new_n, rtol=1e-12)
+    np.testing.assert_allclose(cand_c[np.isfinite(cand_n)], cand_n[np.isfinite(cand_n)], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.isfinite(cand_c), np.isfinite(cand_n))
+    assert (1.0 - np.exp(terms[0] - log_current) - np.exp(terms[1] - log_current) < 1e-6).sum() >= 5  # cancels
+    top = np.maximum(np.maximum(terms[0], terms[1]), new_n)
+    clear = np.abs(top - log_floor) > 1e-9
+    np.testing.assert_array_equal(grown_c[clear], grown_n[clear])
+    assert grown_n.any() and not grown_n[inside].any()
+    clear = ~np.isfinite(cand_n) | (np.abs(cand_n - log_current) > 1e-9)
+    np.testing.assert_array_equal(moved_c[clear], moved_n[clear])
+    assert moved_n.any()
+
+
+def test_compiled_parts_match_posterior_distance_and_its_bound():
+    """kernels.parts: pw D^2 (compression.posterior_distance) where the negatives are known, pw times
+    compression.posterior_distance_bound elsewhere, and the changes of both sums."""
+    rng = np.random.default_rng(52)
+    P = 500
+    before = rng.normal(-5, 3, P)
+    log_p = before + rng.normal(0, 2, P)
+    log_p[:3] = before[:3]  # unchanged
+    offset = rng.normal(0, 4, P)
+    offset[::7] = rng.normal(0, 900, len(offset[::7]))  # far out
+    cap = offset + before + rng.exponential(3, P)
+    cap[1] = np.inf
+    known = rng.random(P) < 0.5
+    pos, neg = np.exp(0.5 * log_expit(offset + before)), np.exp(0.5 * log_expit(-(offset + before)))
+    pw = rng.random(P)
+    part = rng.random(P) * 1e-3
+    old = part.copy()
+    idx = rng.permutation(P)[:400]
+    d_exact, d_bound = kernels.parts(idx, log_p, known, before, offset, pos, neg, cap, pw, part, 1 + 1e-9, 2e-15)
+    exact = pw * posterior_distance(offset + before, log_p - before)
+    bound = pw * posterior_distance_bound(cap, log_p - before)
+    want = np.where(known, exact, bound)
+    np.testing.assert_allclose(part[idx], want[idx], rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(np.delete(part, idx), np.delete(old, idx))
+    k, u = idx[known[idx]], idx[~known[idx]]
+    assert d_exact == pytest.approx((want[k] - old[k]).sum(), rel=1e-9)
+    assert d_bound == pytest.approx((want[u] - old[u]).sum(), rel=1e-9)
+
+
+@pytest.mark.parametrize("region", ["local", "global"])
+def test_bounds_and_eager_paths_give_the_same_classifier(monkeypatch, region):
+    """odKDE on a 3-class stream in d = 3, once with every compression's negatives evaluated at the start (the
+    compiled path, EAGER_POINTS large) and once by bounds (the numpy path, EAGER_POINTS 0): the same components
+    per class and the same decision scores to rounding."""
+    rng = np.random.default_rng(53)
+    X = np.concatenate([rng.normal(c, 1.0, size=(70, 3)) for c in (0.0, 1.5, 3.0)])
+    y = np.repeat([0, 1, 2], 70)
+    order = rng.permutation(len(y))
+    fitted = {}
+    for eager in (0, 100_000):
+        monkeypatch.setattr(compression, "EAGER_POINTS", eager)
+        fitted[eager] = ODKDEClassifier(cost_region=region).fit(X[order], y[order])
+    np.testing.assert_array_equal(fitted[0].n_components_, fitted[100_000].n_components_)
+    assert (fitted[0].n_components_ < 70).all()
+    Z = rng.normal(1.5, 2.0, size=(300, 3))
+    np.testing.assert_allclose(fitted[0].decision_function(Z), fitted[100_000].decision_function(Z), rtol=1e-9)

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.cluster.hierarchy import linkage
 from scipy.special import log_expit
 
+from hlm.models.okde import kernels
 from hlm.models.okde.gaussians import cholesky, log_gaussians, logsumexp, moment_match
 from hlm.models.okde.hellinger import hellinger
 
@@ -99,14 +100,16 @@ class ClassifierDistance:
     def __init__(self, points, point_weights, log_terms, log_prior, log_neg_at, w, mu, cov, H, threshold,
                  log_floor: np.ndarray | None = None, log_neg_floor: np.ndarray | None = None):
         self.X, self.pw, self.H = points, point_weights, H
-        self.w, self.mu, self.cov = w, mu, cov
-        n = mu.shape[0]
-        self.leaf_terms, self.n_leaves = log_terms, n
-        self.log_terms = {j: log_terms[:, j] for j in range(n)}
+        n, P = mu.shape[0], len(points)
+        self.n_leaves = n
+        # every node's terms log w_j N(x; mu_j, Sigma_j + H) as rows (leaves first, node M + t of the tree next)
+        self.terms = np.empty((max(2 * n - 1, 1), P))
+        self.terms[:n] = log_terms.T
+        self.is_active = np.zeros(len(self.terms), dtype=bool)  # the nodes whose terms make up log_current
+        self.is_active[:n] = True
         self.log_current = logsumexp(log_terms, axis=1)  # log p_i at every point, kept for all of them
         self.log_before = self.log_current
         self.log_prior, self._log_neg_at = log_prior, log_neg_at
-        P = len(points)
         # the largest log-odds of C+ before compression that the floor allows: offset <= log pi_i - floor
         # (+ _FLOOR_MARGIN: the negatives' expanded quadratic form may fall below the floor by its rounding)
         self.log_odds_max = (np.full(P, np.inf) if log_neg_floor is None
@@ -118,11 +121,13 @@ class ClassifierDistance:
         self.part = np.zeros(P)
         self.exact_sum, self.bound_sum = 0.0, 0.0
         self.moments = {j: (w[j], mu[j], cov[j]) for j in range(n)}  # each node's moment match
-        self.active = set(range(n))  # the nodes whose terms make up log_current
         self.threshold2 = threshold**2
         self._accepted_region = np.zeros(P, dtype=bool)  # the region of the last accepted merge (cost = 0 before)
         self._cost = 0.0
         self.inside = np.zeros(P, dtype=bool)
+        self.eager = P <= EAGER_POINTS  # every point's negatives at once costs less than bounding them
+        if self.eager:
+            self._evaluate(np.arange(P))
         if log_floor is None:
             self.log_floor = None
             self._join(np.arange(P))
@@ -130,16 +135,18 @@ class ClassifierDistance:
             self.log_floor = np.maximum(log_floor, log_prior + self.log_before) + np.log(NEGLIGIBLE) - log_prior
 
     def _join(self, idx: np.ndarray) -> None:
-        """Add points to the region: their parts of the accepted model's cost join the sums, exact if there are
-        at most ``EAGER_POINTS`` points in all (evaluating them costs less than bounding them), else bounds."""
+        """Add points to the region: their parts of the accepted model's cost join the sums (exact where their
+        negatives are known, bounds elsewhere)."""
         self.inside[idx] = True
-        if len(self.X) <= EAGER_POINTS:
-            self._evaluate(idx)
-            self.part[idx] = self.pw[idx] * self._d2(idx, self.log_current)
-            self.exact_sum += float(self.part[idx].sum())
-        else:
-            self.part[idx] = self._bound(idx, self.log_current)
-            self.bound_sum += float(self.part[idx].sum())
+        d_exact, d_bound = self._parts(idx, self.log_current, self.part)
+        self.exact_sum += d_exact
+        self.bound_sum += d_bound
+
+    def _parts(self, idx: np.ndarray, log_p: np.ndarray, part: np.ndarray) -> tuple[float, float]:
+        """``part`` at the points ``idx`` for class i's density ``log_p`` (weighted D^2, or its bound where the
+        negatives are unknown), in place; the changes of the known parts' sum and of the bounds' sum."""
+        return kernels.parts(idx, log_p, self.known, self.log_before, self.offset, self.root_post,
+                             self.root_post_neg, self.log_odds_max, self.pw, part, _BOUND_SLACK, _BOUND_FLOOR)
 
     @property
     def cost(self) -> float:
@@ -159,57 +166,34 @@ class ClassifierDistance:
         self.root_post[idx], self.root_post_neg[idx] = _root_posteriors(self.offset[idx] + self.log_before[idx])
         self.known[idx] = True
 
-    def _d2(self, idx: np.ndarray, candidate: np.ndarray) -> np.ndarray:
-        """D^2 at evaluated points: half the squared distance of the posteriors' square roots (eq. 5)."""
-        pos, neg = _root_posteriors(self.offset[idx] + candidate[idx])
-        return 0.5 * ((self.root_post[idx] - pos) ** 2 + (self.root_post_neg[idx] - neg) ** 2)
-
-    def _bound(self, idx: np.ndarray, candidate: np.ndarray) -> np.ndarray:
-        """The weighted bound of D^2 at points whose negatives are unknown."""
-        return self.pw[idx] * posterior_distance_bound(self.log_odds_max[idx], candidate[idx] - self.log_before[idx])
-
     def accept(self, node: int, a: int, b: int) -> bool:
-        (Wa, ma, Sa), (Wb, mb, Sb) = self.moments[a], self.moments[b]
-        W, m, S = moment_match(np.array([Wa, Wb]), np.stack([ma, mb]), np.stack([Sa, Sb]))  # associative
-        log_new = log_gaussians(self.X, m[None], cholesky((S + self.H)[None]))[:, 0] + np.log(W)
+        W, m, S, L, positive = kernels.merged_gaussian(*self.moments[a], *self.moments[b], self.H)
+        if not positive:  # not positive definite in the compiled factorisation: LAPACK's, with jitter if need be
+            L = cholesky((S + self.H)[None])[0]
+        args = (self.X, m, L, np.log(W), self.terms, node, a, b, np.flatnonzero(self.is_active), self.log_current,
+                _NO_FLOOR if self.log_floor is None else self.log_floor, self.inside, _CANCELLATION)
+        # compiled where the numpy calls' overhead dominates, numpy's vectorised transcendentals above
+        candidate, grown, moved = (kernels.merged_terms if self.eager else merged_terms)(*args)
         if self.log_floor is not None:  # grow the region to where the merge moves p_i
-            top = np.maximum(np.maximum(self.log_terms[a], self.log_terms[b]), log_new)
-            grown = np.flatnonzero(~self.inside & (top >= self.log_floor))
-            self._join(grown)
-        s = self.log_current  # every active term is <= it
-        rest = 1.0 - np.exp(self.log_terms[a] - s) - np.exp(self.log_terms[b] - s)
-        with np.errstate(divide="ignore"):
-            candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
-        lost = rest < _CANCELLATION  # a's and b's terms were nearly all of it: the difference lost digits
-        if lost.any():  # there, sum the other active terms and the new one afresh
-            at = np.flatnonzero(lost)
-            others = [j for j in self.active if j not in (a, b)]
-            leaves = [j for j in others if j < self.n_leaves]  # one gather from the leaves' matrix
-            terms = [self.leaf_terms[np.ix_(at, leaves)], *(self.log_terms[j][at, None] for j in others
-                                                           if j >= self.n_leaves), log_new[at, None]]
-            candidate[at] = logsumexp(np.concatenate(terms, axis=1), axis=1)
-        if not self._within(candidate):
+            self._join(np.flatnonzero(grown))
+        if not self._within(candidate, np.flatnonzero(moved)):
             return False
         self._accepted_region = self.inside.copy()
         self._cost = None
         self.log_current = candidate
-        self.log_terms[node], self.moments[node] = log_new, (W, m, S)
-        self.active -= {a, b}
-        self.active.add(node)
+        self.moments[node] = (W, m, S)
+        self.is_active[[a, b]] = False
+        self.is_active[node] = True
         return True
 
-    def _within(self, candidate: np.ndarray) -> bool:
+    def _within(self, candidate: np.ndarray, moved: np.ndarray) -> bool:
         """Whether the candidate's cost over the region is at most the threshold, and if so make it the accepted
-        model's. Only the points where the candidate's log p_i differs from the accepted model's change their
-        parts; where the negatives are unknown the parts are bounds, and the points with the largest bounds are
-        evaluated until the bounds decide."""
-        moved = np.flatnonzero(self.inside & (candidate != self.log_current))
+        model's. Only the points ``moved`` (in the region, where the candidate's log p_i differs from the
+        accepted model's) change their parts; where the negatives are unknown the parts are bounds, and the
+        points with the largest bounds are evaluated until the bounds decide."""
         part = self.part.copy()  # the candidate's parts
-        known = self.known[moved]
-        part[moved[known]] = self.pw[moved[known]] * self._d2(moved[known], candidate)
-        part[moved[~known]] = self._bound(moved[~known], candidate)
-        exact = self.exact_sum + float(part[moved[known]].sum() - self.part[moved[known]].sum())
-        bound = self.bound_sum + float(part[moved[~known]].sum() - self.part[moved[~known]].sum())
+        d_exact, d_bound = self._parts(moved, candidate, part)
+        exact, bound = self.exact_sum + d_exact, self.bound_sum + d_bound
         evaluated = []
         while exact <= self.threshold2 < exact + bound:
             todo = np.flatnonzero(self.inside & ~self.known)
@@ -224,18 +208,36 @@ class ClassifierDistance:
             batch = big[:n]
             self._evaluate(batch)
             bound -= float(part[batch].sum())
-            part[batch] = self.pw[batch] * self._d2(batch, candidate)
+            self._parts(batch, candidate, part)
             exact += float(part[batch].sum())
             evaluated.append(batch)
         if exact > self.threshold2:  # rejected: the points evaluated join the accepted model's exact sum
             if evaluated:
                 batch = np.concatenate(evaluated)
                 self.bound_sum -= float(self.part[batch].sum())
-                self.part[batch] = self.pw[batch] * self._d2(batch, self.log_current)
+                self._parts(batch, self.log_current, self.part)
                 self.exact_sum += float(self.part[batch].sum())
             return False
         self.part, self.exact_sum, self.bound_sum = part, exact, bound
         return True
+
+
+def merged_terms(X, m, L, log_w, terms, node, a, b, active, log_current, log_floor, inside, cancellation):
+    """numpy's :func:`kernels.merged_terms` (the same outputs, to rounding; vectorised, for many points)."""
+    log_new = log_gaussians(X, m[None], L[None])[:, 0] + log_w
+    terms[node] = log_new
+    grown = np.zeros(len(X), dtype=bool)
+    if len(log_floor):
+        grown = ~inside & (np.maximum(np.maximum(terms[a], terms[b]), log_new) >= log_floor)
+    s = log_current
+    rest = 1.0 - np.exp(terms[a] - s) - np.exp(terms[b] - s)
+    with np.errstate(divide="ignore"):
+        candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
+    lost = np.flatnonzero(rest < cancellation)
+    if lost.size:  # a's and b's terms were nearly all of p_i: there, sum the others and the new one afresh
+        others = active[(active != a) & (active != b)]
+        candidate[lost] = logsumexp(np.concatenate([terms[np.ix_(others, lost)], log_new[None, lost]]), axis=0)
+    return candidate, grown, (inside | grown) & (candidate != log_current)
 
 
 def posterior_distance(log_odds: np.ndarray, shift: np.ndarray) -> np.ndarray:
@@ -279,6 +281,9 @@ _BOUND_FLOOR = 2e-15
 #: added to the largest log-odds: above the error of gaussians.log_gaussians_from (up to 1e-7 for a component of
 #: condition number 1e7) by which the evaluated negatives may fall below their floor
 _FLOOR_MARGIN = 1e-6
+
+#: merged_terms' log_floor when the region is every point
+_NO_FLOOR = np.empty(0)
 
 #: up to this many points in all, the negatives are evaluated as points join the region, without bounds
 EAGER_POINTS = 2000
