@@ -8,10 +8,24 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from hlm.data.artifacts import atomic_path, remove_stale_temps, write_frame, write_text
+from hlm.data import artifacts
+from hlm.data.artifacts import (
+    DistanceArtifact,
+    atomic_path,
+    read_distances,
+    remove_stale_temps,
+    take,
+    write_distances,
+    write_frame,
+    write_text,
+)
+from hlm.errors import DataError
 
 
 def test_exception_leaves_no_partial_file(tmp_path):
@@ -128,3 +142,105 @@ def test_temp_of_killed_writer_is_removed(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert remove_stale_temps(tmp_path) == [tmp] and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ the distance artifact: Parquet + .npy
+def _artifact(rng, n=7, similarities=True):
+    X = rng.normal(size=(n, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    return DistanceArtifact(ids=np.array([f"o{i}" for i in range(n)]), labels=np.array(list("ab" * n)[:n]),
+                            distances=D, metadata={"dataset": "toy", "distance": "euclidean"},
+                            similarities=np.exp(-D) if similarities else None, vectors=X)
+
+
+def test_distance_artifact_round_trip_memory_maps_its_matrices(tmp_path, umask):
+    """The matrices go to the .npy beside the Parquet, stacked; reading gives read-only memory maps whose
+    blocks are the written ones, ids, labels, vectors and metadata as written; both files get the umask's mode."""
+    art = _artifact(np.random.default_rng(0))
+    write_distances(art, tmp_path / "toy.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy.npy", "toy.parquet"]
+    assert all(p.stat().st_mode & 0o777 == 0o666 & ~umask for p in tmp_path.iterdir())
+    back = read_distances(tmp_path / "toy.parquet")
+    assert isinstance(back.distances, np.memmap) and not back.distances.flags.writeable
+    np.testing.assert_array_equal(back.distances, art.distances)
+    np.testing.assert_array_equal(back.similarities, art.similarities)
+    np.testing.assert_array_equal(back.vectors, art.vectors)
+    fit, test = np.array([4, 0, 2]), np.array([6, 1])
+    np.testing.assert_array_equal(back.distances[np.ix_(test, fit)], art.distances[np.ix_(test, fit)])
+    assert back.ids.tolist() == art.ids.tolist() and back.labels.tolist() == art.labels.tolist()
+    assert back.metadata["matrices"] == ["distances", "similarities"] and back.metadata["distance"] == "euclidean"
+    assert np.load(tmp_path / "toy.npy", mmap_mode="r").shape == (2, 7, 7)
+    with pytest.raises(ValueError, match="read-only"):
+        back.distances[0, 1] = 5.0
+
+
+def test_distance_artifact_of_records_has_no_matrix(tmp_path):
+    """A distance built per training part (VDM): records in the Parquet, an empty (0, N, N) .npy."""
+    R = np.arange(12).reshape(4, 3)
+    write_distances(DistanceArtifact(np.array(list("abcd")), np.array(list("xxyy")), None, {"uses_labels": True},
+                                     records=R), tmp_path / "v.parquet")
+    back = read_distances(tmp_path / "v.parquet")
+    assert back.distances is None and back.similarities is None
+    np.testing.assert_array_equal(back.records, R)
+    assert np.load(tmp_path / "v.npy").shape == (0, 4, 4)
+
+
+def test_distance_artifact_of_the_earlier_layout_is_read(tmp_path):
+    """The earlier layout (the matrix as a list<double> column, no .npy) still reads."""
+    D = np.array([[0.0, 1.0], [1.0, 0.0]])
+    table = pa.table({"id": ["a", "b"], "label": ["x", "y"],
+                      "distances": pa.array([list(r) for r in D], pa.list_(pa.float64()))})
+    pq.write_table(table, tmp_path / "old.parquet")
+    back = read_distances(tmp_path / "old.parquet")
+    np.testing.assert_array_equal(back.distances, D)
+    assert back.similarities is None and back.labels.tolist() == ["x", "y"]
+    pq.write_table(pa.table({"id": ["a", "b"], "label": ["x", "y"],
+                             "records": pa.array([[1, 2], [3, 4]], pa.list_(pa.int64()))}), tmp_path / "rec.parquet")
+    back = read_distances(tmp_path / "rec.parquet")
+    assert back.distances is None and back.records.tolist() == [[1, 2], [3, 4]]
+    pq.write_table(pa.table({"id": ["a"], "label": ["x"]}), tmp_path / "none.parquet")
+    with pytest.raises(DataError, match=r"none.parquet: distance artifact lacks column\(s\) \['distances'\]"):
+        read_distances(tmp_path / "none.parquet")
+
+
+def test_distance_artifact_with_a_bad_matrix_file_is_one_line(tmp_path):
+    """A missing, truncated or mis-shaped .npy: one line naming the file and the artifact."""
+    art = _artifact(np.random.default_rng(1), similarities=False)
+    path = tmp_path / "toy.parquet"
+    write_distances(art, path)
+    (tmp_path / "toy.npy").unlink()
+    with pytest.raises(DataError) as exc:
+        read_distances(path)
+    assert "toy.npy: cannot read the matrices of" in str(exc.value) and "\n" not in str(exc.value)
+    np.save(tmp_path / "toy.npy", np.zeros((1, 6, 6)))
+    with pytest.raises(DataError, match=r"toy.npy: holds float64 \(1, 6, 6\); .*toy.parquet lists 1 matrices of "
+                                        r"7 x 7 float64"):
+        read_distances(path)
+    np.save(tmp_path / "toy.npy", np.zeros((1, 7, 7), dtype=np.float32))
+    with pytest.raises(DataError, match="holds float32"):
+        read_distances(path)
+    (tmp_path / "toy.npy").write_bytes(b"\x93NUMPY garbage")
+    with pytest.raises(DataError, match="cannot read the matrices"):
+        read_distances(path)
+    with pytest.raises(DataError, match="does not match 7 ids"):
+        write_distances(DistanceArtifact(art.ids, art.labels, art.distances[:6, :6]), path)
+
+
+def test_take_reads_blocks_in_chunks_as_fancy_indexing_would(tmp_path, monkeypatch):
+    """take() on an artifact's matrix, with chunks of a few rows (rows unsorted, repeated, across chunks), equals
+    numpy's fancy indexing; on a plain array, or a view of the map, it is fancy indexing."""
+    art = _artifact(np.random.default_rng(2), n=23)
+    write_distances(art, tmp_path / "toy.parquet")
+    back = read_distances(tmp_path / "toy.parquet")
+    monkeypatch.setattr(artifacts, "TAKE_CHUNK_BYTES", 3 * 23 * 8)  # 3 rows per map
+    rng = np.random.default_rng(3)
+    rows, cols = rng.permutation(23)[:17], rng.permutation(23)[:9]
+    rows[5] = rows[11]  # a row twice
+    for M, ref in ((back.distances, art.distances), (back.similarities, art.similarities)):
+        block = take(M, rows, cols)
+        assert type(block) is np.ndarray and block.flags.writeable
+        np.testing.assert_array_equal(block, ref[np.ix_(rows, cols)])
+        np.testing.assert_array_equal(take(M, rows), ref[rows])
+        np.testing.assert_array_equal(take(M[2:], rows[:4] % 21, cols), ref[2:][np.ix_(rows[:4] % 21, cols)])
+    np.testing.assert_array_equal(take(art.distances, rows, cols), art.distances[np.ix_(rows, cols)])
+    assert take(back.distances, [], cols).shape == (0, 9)

@@ -21,6 +21,7 @@ rule preprocess:
         ),
     output:
         "results/distances/{dataset}.parquet",
+        "results/distances/{dataset}.npy",
     params:
         entry=dataset_entry,
     log:
@@ -92,6 +93,7 @@ rule distances_from_blocks:
                  "data/artifacts.py", "stages/data.py"),
     output:
         "results/distances/{dataset}.parquet",
+        "results/distances/{dataset}.npy",
     params:
         entry=dataset_entry,
     log:

@@ -12,6 +12,7 @@ for _method in METHODS:
             _method
         input:
             distances="results/distances/{dataset}.parquet",
+            matrices="results/distances/{dataset}.npy",
             splits="results/splits/{dataset}.parquet",
             code=src(*method_sources(_method)),
             **cv_from_input(_method),

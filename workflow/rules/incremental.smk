@@ -12,6 +12,7 @@ for _scheme in INCREMENTAL_SCHEMES:
             f"incremental_{_scheme}"
         input:
             distances="results/distances/{dataset}.parquet",
+            matrices="results/distances/{dataset}.npy",
             splits="results/splits/{dataset}.parquet",
             code=src(*incremental_sources(_scheme)),
         output:

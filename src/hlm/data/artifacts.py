@@ -8,19 +8,23 @@ read it), and its writer holds a lock on the temporary file, so that
 :func:`remove_stale_temps` removes only the temporaries of killed writers.
 Nothing here reads or writes pickles.
 
-The distance artifact (``results/distances/{dataset}.parquet``) has one row
-per object: ``id`` (string), ``label`` (string) and ``distances``
-(list<double>, that object's row of the final N x N distance matrix). Data
-sets that ship a similarity also keep it, unconverted, in ``similarities``
-(list<double>, row i = psi(x_i, .)), for the compared methods (spec 4.2: use
-the native similarity, never a round trip through a distance); data sets of
-``kind: vectors`` keep their feature vectors in ``vectors``. A data set
-whose distance uses the class labels (metadata ``uses_labels``: House Votes'
-VDM) has no ``distances``: it keeps its records as integer codes in
-``records`` (list<int64>), and the evaluation builds the distances per fit set
-from the fit set's labels only (``hlm.models.label_distances``). Its
-schema metadata (key ``hlm``) is a JSON object recording the source, the
-conversion and the shape.
+The distance artifact is two files. ``results/distances/{dataset}.parquet`` has
+one row per object: ``id`` (string) and ``label`` (string); data sets of
+``kind: vectors`` keep their feature vectors in ``vectors`` (list<double>).
+Beside it, ``{dataset}.npy`` holds its N x N matrices, stacked (k, N, N)
+float64 in the order the metadata's ``matrices`` lists them: ``distances``
+(the final distance matrix) and, for data sets that ship a similarity,
+``similarities`` unconverted (row i = psi(x_i, .)), for the compared methods
+(spec 4.2: use the native similarity, never a round trip through a distance).
+A job memory-maps the ``.npy`` and reads only the blocks it slices (a fit
+part, a test part), not the whole matrix. A data set whose distance uses the
+class labels (metadata ``uses_labels``: House Votes' VDM) has no matrix (k = 0):
+it keeps its records as integer codes in ``records`` (list<int64>), and the
+evaluation builds the distances per fit set from the fit set's labels only
+(``hlm.models.label_distances``). The Parquet's schema metadata (key ``hlm``)
+is a JSON object recording the source, the conversion and the shape. An
+artifact of the earlier layout (the matrices as list<double> columns of the
+Parquet, no ``.npy``) is still read.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hlm.data.conversions import row_blocks
 from hlm.errors import DataError
 
 METADATA_KEY = b"hlm"
@@ -188,57 +193,51 @@ class DistanceArtifact:
         return label
 
 
-DISTANCE_SCHEMA = pa.schema(
-    [("id", pa.string()), ("label", pa.string()), ("distances", pa.list_(pa.float64()))]
-)
+#: the matrices an artifact may hold, in the order of the ``.npy``'s first axis
+MATRICES = ("distances", "similarities")
+
+
+def matrix_path(path: str | os.PathLike) -> Path:
+    """The ``.npy`` beside a distance artifact's Parquet: its N x N matrices, stacked (k, N, N)."""
+    return Path(path).with_suffix(".npy")
 
 
 def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None:
-    """Write a distance artifact (one row per object) atomically."""
-    if artifact.distances is None:
-        return _write_records(artifact, path)
-    D = np.ascontiguousarray(artifact.distances, dtype=np.float64)
-    n = D.shape[0]
-    if D.shape != (n, n) or len(artifact.ids) != n or len(artifact.labels) != n:
-        raise DataError(
-            f"{path}: distance matrix {D.shape} does not match {len(artifact.ids)} ids "
-            f"and {len(artifact.labels)} labels"
-        )
-    if n * n >= 2**31:
-        raise DataError(f"{path}: {n} objects exceed the N x N artifact limit (N^2 < 2^31)")
-    meta = {**artifact.metadata, "shape": [n, n]}
-    columns = {
-        "id": pa.array([str(i) for i in artifact.ids], pa.string()),
-        "label": pa.array([str(y) for y in artifact.labels], pa.string()),
-        "distances": _row_lists(D),
-    }
-    schema = DISTANCE_SCHEMA
-    for name, M, width in (("similarities", artifact.similarities, n), ("vectors", artifact.vectors, None)):
-        if M is None:
-            continue
-        M = np.ascontiguousarray(M, dtype=np.float64)
-        if M.ndim != 2 or M.shape[0] != n or (width is not None and M.shape[1] != width):
-            raise DataError(f"{path}: {name} {M.shape} do not match {n} objects")
-        columns[name] = _row_lists(M)
-        schema = schema.append(pa.field(name, pa.list_(pa.float64())))
-    table = pa.table(columns, schema=schema.with_metadata({METADATA_KEY: json.dumps(meta).encode()}))
-    write_table(table, path)
-
-
-def _write_records(artifact: DistanceArtifact, path) -> None:
-    """A data set whose distance uses labels: ids, labels and the records' codes (no matrix)."""
-    R = artifact.records
-    if R is None:
-        raise DataError(f"{path}: an artifact needs a distance matrix or, for a distance that uses labels, records")
-    R = np.ascontiguousarray(R, dtype=np.int64)
+    """Write a distance artifact atomically: the Parquet at ``path`` (ids, labels, vectors or records) and its
+    matrices in :func:`matrix_path` (written first, each file by :func:`atomic_path`)."""
     n = len(artifact.ids)
-    if R.ndim != 2 or R.shape[0] != n or len(artifact.labels) != n:
-        raise DataError(f"{path}: records {R.shape} do not match {n} ids and {len(artifact.labels)} labels")
-    meta = {**artifact.metadata, "records_shape": list(R.shape)}
-    schema = pa.schema([("id", pa.string()), ("label", pa.string()), ("records", pa.list_(pa.int64()))])
-    table = pa.table({"id": pa.array([str(i) for i in artifact.ids], pa.string()),
-                      "label": pa.array([str(y) for y in artifact.labels], pa.string()),
-                      "records": _row_lists(R)}, schema=schema.with_metadata({METADATA_KEY: json.dumps(meta).encode()}))
+    if len(artifact.labels) != n:
+        raise DataError(f"{path}: {len(artifact.labels)} labels do not match {n} ids")
+    if artifact.distances is None and artifact.records is None:
+        raise DataError(f"{path}: an artifact needs a distance matrix or, for a distance that uses labels, records")
+    matrices = {}
+    for name in MATRICES:
+        M = getattr(artifact, name)
+        if M is not None:
+            if np.shape(M) != (n, n):
+                raise DataError(f"{path}: {name} matrix {M.shape} does not match {n} ids and labels")
+            matrices[name] = M
+    meta = {**artifact.metadata, **({"shape": [n, n]} if matrices else {}), "matrices": list(matrices)}
+    columns = {"id": pa.array([str(i) for i in artifact.ids], pa.string()),
+               "label": pa.array([str(y) for y in artifact.labels], pa.string())}
+    if artifact.vectors is not None:
+        V = np.ascontiguousarray(artifact.vectors, dtype=np.float64)
+        if V.ndim != 2 or V.shape[0] != n:
+            raise DataError(f"{path}: vectors {V.shape} do not match {n} objects")
+        columns["vectors"] = _row_lists(V)
+    if artifact.records is not None:
+        R = np.ascontiguousarray(artifact.records, dtype=np.int64)
+        if R.ndim != 2 or R.shape[0] != n:
+            raise DataError(f"{path}: records {R.shape} do not match {n} ids and labels")
+        columns["records"] = _row_lists(R)
+        meta["records_shape"] = list(R.shape)
+    with atomic_path(matrix_path(path)) as tmp, open(tmp, "wb") as fh:  # by write(): no mapped pages
+        np.lib.format.write_array_header_2_0(fh, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
+                                                  "fortran_order": False, "shape": (len(matrices), n, n)})
+        for M in matrices.values():
+            for rows in row_blocks(n, n):  # contiguous float64 rows, a block at a time
+                np.ascontiguousarray(M[rows], dtype=np.float64).tofile(fh)
+    table = pa.table(columns).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
     write_table(table, path)
 
 
@@ -262,24 +261,86 @@ def _row_matrix(table: pa.Table, name: str, path, width: int | None, dtype=np.fl
 
 
 def read_distances(path: str | os.PathLike) -> DistanceArtifact:
-    """Read a distance artifact written by :func:`write_distances`."""
+    """Read a distance artifact written by :func:`write_distances`. Its matrices are read-only memory maps
+    of the ``.npy``: slicing a block reads that block (and a matrix is never loaded whole by reading it)."""
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowInvalid) as exc:
         raise DataError(f"{path}: cannot read distance artifact ({exc})") from None
-    missing = {"id", "label", "distances"} - set(table.column_names)
-    if "records" in table.column_names:  # a distance that uses labels: records instead of a matrix
-        missing.discard("distances")
+    meta = json.loads((table.schema.metadata or {}).get(METADATA_KEY, b"{}"))
+    missing = {"id", "label"} - set(table.column_names)
     if missing:
         raise DataError(f"{path}: distance artifact lacks column(s) {sorted(missing)}")
+    earlier = "matrices" not in meta  # the earlier layout: the matrices as list columns, no .npy
+    if earlier and not {"distances", "records"} & set(table.column_names):
+        raise DataError(f"{path}: distance artifact lacks column(s) ['distances'] (and lists no matrices)")
     n = table.num_rows
-    meta = json.loads((table.schema.metadata or {}).get(METADATA_KEY, b"{}"))
+    if earlier:
+        matrices = {name: _row_matrix(table, name, path, n) for name in MATRICES}
+    else:
+        matrices = dict.fromkeys(MATRICES)
+        matrices.update(zip(meta["matrices"], _read_matrices(path, len(meta["matrices"]), n)))
     return DistanceArtifact(
         ids=np.asarray(table.column("id").to_pylist(), dtype=object).astype(str),
         labels=np.asarray(table.column("label").to_pylist(), dtype=object).astype(str),
-        distances=_row_matrix(table, "distances", path, n),
+        distances=matrices["distances"],
         metadata=meta,
-        similarities=_row_matrix(table, "similarities", path, n),
+        similarities=matrices["similarities"],
         vectors=_row_matrix(table, "vectors", path, None),
         records=_row_matrix(table, "records", path, None, np.int64),
     )
+
+
+def _read_matrices(path, k: int, n: int) -> list[np.ndarray]:
+    """The k n x n float64 matrices of the artifact at ``path``, each memory-mapped read-only (see :func:`take`)."""
+    npy = matrix_path(path)
+    try:
+        stacked = np.load(npy, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{npy}: cannot read the matrices of {path} ({_oneline(exc)})") from None
+    if stacked.dtype != np.float64 or stacked.shape != (k, n, n):
+        raise DataError(f"{npy}: holds {stacked.dtype} {tuple(stacked.shape)}; {path} lists {k} matrices of "
+                        f"{n} x {n} float64")
+    out = []
+    for i in range(k):
+        offset = stacked.offset + i * n * n * 8
+        M = np.memmap(npy, dtype=np.float64, mode="r", offset=offset, shape=(n, n))
+        M.source = (str(npy), offset)  # the whole matrix: views and slices do not carry it
+        out.append(M)
+    return out
+
+
+def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
+    """``M[np.ix_(rows, cols)]`` (``M[rows]`` without ``cols``), in memory.
+
+    From a matrix of :func:`read_distances`, the rows are read in chunks of about ``TAKE_CHUNK_BYTES``, each
+    through a map of its own that is closed after it: the process then holds the block it asked for, not the
+    pages of the file it read (with one map, every page read stays resident until the map is closed)."""
+    rows = np.asarray(rows, dtype=np.intp)
+    cols = None if cols is None else np.asarray(cols, dtype=np.intp)
+    source = M.__dict__.get("source") if isinstance(M, np.memmap) else None
+    if source is None:
+        return M[np.ix_(rows, cols)] if cols is not None else M[rows]
+    path, offset = source
+    n_cols = M.shape[1]
+    out = np.empty((len(rows), n_cols if cols is None else len(cols)))
+    order = np.argsort(rows, kind="stable")
+    ordered = rows[order]
+    step = max(1, TAKE_CHUNK_BYTES // (8 * n_cols))
+    for lo in range(0, len(rows), step):
+        chunk = ordered[lo:lo + step]
+        first = int(chunk[0])
+        part = np.memmap(path, dtype=np.float64, mode="r", offset=offset + first * 8 * n_cols,
+                         shape=(int(chunk[-1]) - first + 1, n_cols))
+        block = part[chunk - first]  # a copy: the map closes with ``part``
+        out[order[lo:lo + step]] = block if cols is None else block[:, cols]
+        del part, block
+    return out
+
+
+#: bytes of rows :func:`take` reads through one map
+TAKE_CHUNK_BYTES = 64 << 20
+
+
+def _oneline(exc: BaseException) -> str:
+    return " ".join(str(exc).split())

@@ -97,14 +97,22 @@ def similarity_to_distance(
     return D, {"to_distance": method, "upper_bound": bound}
 
 
+def row_blocks(n_rows: int, n_cols: int, size: int = 1 << 22):
+    """Slices of consecutive rows of an n_rows x n_cols matrix, about ``size`` entries each."""
+    step = max(1, size // max(n_cols, 1))
+    return [slice(lo, min(lo + step, n_rows)) for lo in range(0, n_rows, step)]
+
+
 def symmetrize(D, tol: float = 1e-12) -> tuple[np.ndarray, bool]:
     """``(D + D^T)/2`` when max|D - D^T| > tol * max|D| (paper section 5.2).
 
     Returns ``(D_sym, was_asymmetric)``; D is returned unchanged when symmetric.
     """
     D = np.asarray(D, dtype=np.float64)
-    scale = float(np.abs(D).max()) if D.size else 0.0
-    gap = float(np.abs(D - D.T).max()) if D.size else 0.0
+    scale = gap = 0.0
+    for rows in row_blocks(D.shape[0], D.shape[1]):  # no N x N temporaries (Letter: 3.2 GB each)
+        scale = max(scale, float(np.abs(D[rows]).max()))
+        gap = max(gap, float(np.abs(D[rows] - D[:, rows].T).max()))
     if gap > tol * (scale if scale > 0 else 1.0):
         return (D + D.T) / 2.0, True
     return D, False

@@ -14,8 +14,9 @@ Layout rules
   ids plus a first column of the same ids in the same order, as
   ``pandas.DataFrame.to_csv()`` writes a labelled square matrix.
 * npy: a numeric N x N array (``allow_pickle=False``).
-* parquet matrix: our distance artifact layout (columns ``id``, ``label``,
-  ``distances`` = list of N doubles), OR a square numeric table whose
+* parquet matrix: our distance artifact (columns ``id``, ``label``, its
+  matrix in the ``.npy`` beside it, ``hlm.data.artifacts``; or the earlier
+  layout, ``distances`` = list of N doubles), OR a square numeric table whose
   columns are the objects, with an optional string column ``id``.
 * labels file: ``.npy`` (1-D array), ``.parquet`` (column ``label``, optional
   ``id``), or text/CSV: either a header row containing ``label`` (and
@@ -31,6 +32,7 @@ Layout rules
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 
@@ -243,6 +245,13 @@ def read_parquet_matrix(path, *, where: str | None = None):
     w = _where(path, where)
     table = _read_parquet(_exists(path, where), w)
     cols = table.column_names
+    if "matrices" in _artifact_metadata(table):  # our artifact: its matrix is in the .npy beside it
+        from hlm.data.artifacts import read_distances
+
+        art = read_distances(path)
+        if art.distances is None:
+            raise DataError(f"{w}: the artifact has no distance matrix (its distance is built per training part)")
+        return np.array(art.distances), art.ids.astype(object), labels_to_str(art.labels.tolist())
     if "distances" in cols and pa.types.is_list(table.schema.field("distances").type):
         missing = {"id", "label"} - set(cols)
         if missing:
@@ -262,6 +271,16 @@ def read_parquet_matrix(path, *, where: str | None = None):
     if bad:
         raise DataError(f"{w}: non-numeric column(s) {', '.join(map(str, bad[:3]))} in matrix table")
     return frame.to_numpy(dtype=np.float64), ids, None
+
+
+def _artifact_metadata(table: pa.Table) -> dict:
+    """The ``hlm`` metadata of a Parquet table that carries it (our artifacts), else {}."""
+    raw = (table.schema.metadata or {}).get(b"hlm")
+    try:
+        meta = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def read_table(path, *, where: str | None = None) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from collections import Counter
 
 import numpy as np
 
+from hlm.data.conversions import row_blocks
 from hlm.errors import DataError
 
 KINDS = ("similarity", "distance")
@@ -190,8 +191,14 @@ def check_informative(D: np.ndarray, labels, *, name: str | None = None, path: s
     where = where_of(name, path)
     n = D.shape[0]
     if n >= 3:
-        off = D[~np.eye(n, dtype=bool)]
-        lo, hi = float(off.min()), float(off.max())
+        lo, hi = np.inf, -np.inf
+        for rows in row_blocks(n, n):  # the off-diagonal extremes, without an N x N temporary
+            block = D[rows].copy()
+            diag = np.arange(rows.start, rows.stop)
+            block[diag - rows.start, diag] = np.inf
+            lo = min(lo, float(block.min()))
+            block[diag - rows.start, diag] = -np.inf
+            hi = max(hi, float(block.max()))
         if hi - lo <= 1e-12 * hi:
             same = (f"has the same similarity (distance {hi:g} after conversion)" if kind == "similarity"
                     else f"is at the same distance ({hi:g})")

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from hlm.data.artifacts import DistanceArtifact
+from hlm.data.artifacts import DistanceArtifact, take
 from hlm.errors import DataError, HLMError
 from hlm.evaluation.cv import grid_key, make_folds, select_params
 from hlm.evaluation.probabilities import final_fit_params, score_split
@@ -87,7 +87,7 @@ def evaluate_method(
     rows, preds = [], []
     for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
         train, test = split_indices(splits, int(split))
-        D_tt, D_te = (X[np.ix_(train, train)], X[np.ix_(test, train)]) if pairwise else (X[train], X[test])
+        D_tt, D_te = (take(X, train, train), take(X, test, train)) if pairwise else (X[train], X[test])
         y_train, y_test = labels[train], labels[test]
         with warnings.catch_warnings(record=True) as caught, _context(dataset, method_id, int(split)):
             warnings.simplefilter("always")

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hlm.data.artifacts import take
 from hlm.errors import DataError
 
 #: ``distances(row_ids, col_ids) -> matrix``: how the incremental learners read distances
@@ -16,7 +17,7 @@ class MatrixDistances:
     """``distances(rows, cols)`` from a full distance matrix whose rows/columns are ``ids``."""
 
     def __init__(self, D, ids: Sequence):
-        self._D = np.asarray(D, dtype=np.float64)
+        self._D = D if isinstance(D, np.memmap) else np.asarray(D, dtype=np.float64)  # an artifact's: see take
         ids = np.asarray(ids).astype(str)
         if self._D.ndim != 2 or self._D.shape != (len(ids), len(ids)):
             raise DataError(f"MatrixDistances: need a {len(ids)} x {len(ids)} matrix, got {self._D.shape}")
@@ -25,7 +26,7 @@ class MatrixDistances:
             raise DataError("MatrixDistances: duplicate ids")
 
     def __call__(self, rows, cols) -> np.ndarray:
-        return self._D[np.ix_(self._positions(rows), self._positions(cols))]
+        return take(self._D, self._positions(rows), self._positions(cols))
 
     def _positions(self, ids) -> np.ndarray:
         ids = np.asarray(ids).astype(str)
