@@ -222,6 +222,12 @@ def test_distance_artifact_with_a_bad_matrix_file_is_one_line(tmp_path):
     (tmp_path / "toy.npy").write_bytes(b"\x93NUMPY garbage")
     with pytest.raises(DataError, match="cannot read the matrices"):
         read_distances(path)
+    (tmp_path / "toy.npy").write_bytes(b"")  # numpy raises EOFError here
+    with pytest.raises(DataError, match="cannot read the matrices"):
+        read_distances(path)
+    np.save(tmp_path / "toy.npy", np.asfortranarray(art.distances[None] + np.arange(7)))  # rows would be columns
+    with pytest.raises(DataError, match="Fortran order"):
+        read_distances(path)
     with pytest.raises(DataError, match="does not match 7 ids"):
         write_distances(DistanceArtifact(art.ids, art.labels, art.distances[:6, :6]), path)
 
@@ -244,3 +250,11 @@ def test_take_reads_blocks_in_chunks_as_fancy_indexing_would(tmp_path, monkeypat
         np.testing.assert_array_equal(take(M[2:], rows[:4] % 21, cols), ref[2:][np.ix_(rows[:4] % 21, cols)])
     np.testing.assert_array_equal(take(art.distances, rows, cols), art.distances[np.ix_(rows, cols)])
     assert take(back.distances, [], cols).shape == (0, 9)
+    np.testing.assert_array_equal(take(back.distances, [-1, 0], [-2]), art.distances[np.ix_([-1, 0], [-2])])
+    for M in (back.distances, art.distances):  # as numpy's fancy indexing refuses them
+        with pytest.raises(IndexError, match=r"lie in \[-23, 23\)"):
+            take(M, [0, 23])
+        with pytest.raises(IndexError, match="must be integers"):
+            take(M, np.ones(23, dtype=bool))
+        with pytest.raises(IndexError, match="must be integers"):
+            take(M, [0], [1.0])

@@ -215,7 +215,7 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None
         M = getattr(artifact, name)
         if M is not None:
             if np.shape(M) != (n, n):
-                raise DataError(f"{path}: {name} matrix {M.shape} does not match {n} ids and labels")
+                raise DataError(f"{path}: {name} matrix {np.shape(M)} does not match {n} ids and labels")
             matrices[name] = M
     meta = {**artifact.metadata, **({"shape": [n, n]} if matrices else {}), "matrices": list(matrices)}
     columns = {"id": pa.array([str(i) for i in artifact.ids], pa.string()),
@@ -231,13 +231,13 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None
             raise DataError(f"{path}: records {R.shape} do not match {n} ids and labels")
         columns["records"] = _row_lists(R)
         meta["records_shape"] = list(R.shape)
+    table = pa.table(columns).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})  # fails first
     with atomic_path(matrix_path(path)) as tmp, open(tmp, "wb") as fh:  # by write(): no mapped pages
         np.lib.format.write_array_header_2_0(fh, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
                                                   "fortran_order": False, "shape": (len(matrices), n, n)})
         for M in matrices.values():
             for rows in row_blocks(n, n):  # contiguous float64 rows, a block at a time
                 np.ascontiguousarray(M[rows], dtype=np.float64).tofile(fh)
-    table = pa.table(columns).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
     write_table(table, path)
 
 
@@ -296,8 +296,10 @@ def _read_matrices(path, k: int, n: int) -> list[np.ndarray]:
     npy = matrix_path(path)
     try:
         stacked = np.load(npy, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{npy}: cannot read the matrices of {path} ({_oneline(exc)})") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise DataError(f"{npy}: cannot read the matrices of {path} ({_oneline(exc) or type(exc).__name__})") from None
+    if not stacked.flags.c_contiguous:  # Fortran order: the maps below read rows
+        raise DataError(f"{npy}: holds its matrices in Fortran order; {path} needs them in C order")
     if stacked.dtype != np.float64 or stacked.shape != (k, n, n):
         raise DataError(f"{npy}: holds {stacked.dtype} {tuple(stacked.shape)}; {path} lists {k} matrices of "
                         f"{n} x {n} float64")
@@ -316,8 +318,8 @@ def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
     From a matrix of :func:`read_distances`, the rows are read in chunks of about ``TAKE_CHUNK_BYTES``, each
     through a map of its own that is closed after it: the process then holds the block it asked for, not the
     pages of the file it read (with one map, every page read stays resident until the map is closed)."""
-    rows = np.asarray(rows, dtype=np.intp)
-    cols = None if cols is None else np.asarray(cols, dtype=np.intp)
+    rows = _indices(rows, M.shape[0])
+    cols = None if cols is None else _indices(cols, M.shape[1])
     source = M.__dict__.get("source") if isinstance(M, np.memmap) else None
     if source is None:
         return M[np.ix_(rows, cols)] if cols is not None else M[rows]
@@ -336,6 +338,19 @@ def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
         out[order[lo:lo + step]] = block if cols is None else block[:, cols]
         del part, block
     return out
+
+
+def _indices(index, n: int) -> np.ndarray:
+    """Integer positions in [-n, n) as non-negative intp; anything else (booleans, floats, out of range)
+    raises IndexError, as numpy's fancy indexing would (negative positions count from the end)."""
+    index = np.asarray(index)
+    if index.size == 0:
+        return np.zeros(index.shape, dtype=np.intp)
+    if index.dtype.kind not in "iu":
+        raise IndexError(f"take: positions must be integers, not {index.dtype}")
+    if index.min() < -n or index.max() >= n:
+        raise IndexError(f"take: positions must lie in [-{n}, {n})")
+    return np.where(index < 0, index + n, index).astype(np.intp)
 
 
 #: bytes of rows :func:`take` reads through one map
