@@ -1,9 +1,11 @@
-"""CPU seconds of a pipeline run, by rule, from the jobs' logs.
+"""CPU seconds of a pipeline run, by rule, from the jobs' logs, with each rule's largest job in memory.
 
 Every job ends its log with ``job resources: cpu S s, max rss M MB`` (``hlm.jobs.resource_line``:
-the CPU time of the job's process and of the children it waited for). This sums them by rule
-and prints the table of docs/performance.md, largest first, with each rule's share and the
-total; a job without that line (still running, failed or killed) is counted apart.
+the CPU time of the job's process and of the children it waited for, and the larger peak resident
+memory of the two). This sums the CPU by rule and prints the table of docs/performance.md, largest
+first, with each rule's share, the largest peak memory of its jobs and the total; a job without that
+line (still running, failed or killed) is counted apart. (Snakemake's own record of every job, wall
+time and max_rss included, is in ``logs/benchmarks/``.)
 
     .venv/bin/python benchmarks/cpu_by_rule.py            (after `make run`, in the project folder)
     .venv/bin/python benchmarks/cpu_by_rule.py --logs path/to/logs --markdown
@@ -33,16 +35,22 @@ def rule_of(log: Path, logs: Path) -> str:
     return {"blocks": "distance_block"}.get(parts[0], parts[0])
 
 
-def cpu_by_rule(logs: Path) -> tuple[dict[str, list[float]], list[Path]]:
-    """(rule -> CPU seconds of each finished job, logs without a resource line)."""
+def jobs_by_rule(logs: Path) -> tuple[dict[str, list[tuple[float, int]]], list[Path]]:
+    """(rule -> (CPU seconds, max RSS in MB) of each finished job, logs without a resource line)."""
     found, unfinished = defaultdict(list), []
     for log in sorted(logs.rglob("*.log")):
         match = LINE.search(log.read_text(errors="replace"))
         if match:
-            found[rule_of(log, logs)].append(float(match.group(1)))
+            found[rule_of(log, logs)].append((float(match.group(1)), int(match.group(2))))
         else:
             unfinished.append(log)
     return dict(found), unfinished
+
+
+def cpu_by_rule(logs: Path) -> tuple[dict[str, list[float]], list[Path]]:
+    """(rule -> CPU seconds of each finished job, logs without a resource line)."""
+    found, unfinished = jobs_by_rule(logs)
+    return {rule: [cpu for cpu, _ in jobs] for rule, jobs in found.items()}, unfinished
 
 
 def main(argv=None) -> int:
@@ -50,18 +58,19 @@ def main(argv=None) -> int:
     parser.add_argument("--logs", type=Path, default=Path("logs"))
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     args = parser.parse_args(argv)
-    found, unfinished = cpu_by_rule(args.logs)
-    total = sum(sum(v) for v in found.values())
-    rows = sorted(((sum(v), len(v), rule) for rule, v in found.items()), reverse=True)
+    found, unfinished = jobs_by_rule(args.logs)
+    total = sum(cpu for jobs in found.values() for cpu, _ in jobs)
+    rows = sorted(((sum(c for c, _ in jobs), len(jobs), max(r for _, r in jobs), rule)
+                   for rule, jobs in found.items()), reverse=True)
     if args.markdown:
-        print("| rule | jobs | CPU-s | share |\n|---|---:|---:|---:|")
-        for cpu, n, rule in rows:
-            print(f"| {rule} | {n} | {cpu:.0f} | {cpu / total:.1%} |")
-        print(f"| all | {sum(n for _, n, _ in rows)} | {total:.0f} | |")
+        print("| rule | jobs | CPU-s | share | largest max RSS (MB) |\n|---|---:|---:|---:|---:|")
+        for cpu, n, rss, rule in rows:
+            print(f"| {rule} | {n} | {cpu:.0f} | {cpu / total:.1%} | {rss:,} |")
+        print(f"| all | {sum(n for _, n, _, _ in rows)} | {total:.0f} | | {max(r for *_, r, _ in rows):,} |")
     else:
-        for cpu, n, rule in rows:
-            print(f"{rule:<24} {n:>4} jobs {cpu:>9.1f} CPU-s {cpu / total:>7.1%}")
-        print(f"{'all':<24} {sum(n for _, n, _ in rows):>4} jobs {total:>9.1f} CPU-s")
+        for cpu, n, rss, rule in rows:
+            print(f"{rule:<24} {n:>4} jobs {cpu:>9.1f} CPU-s {cpu / total:>7.1%} {rss:>7,} MB")
+        print(f"{'all':<24} {sum(n for _, n, _, _ in rows):>4} jobs {total:>9.1f} CPU-s")
     if unfinished:
         print(f"{len(unfinished)} log(s) without a resource line (unfinished, failed or killed jobs)")
     return 0

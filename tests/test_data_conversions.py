@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from hlm.data import conversions
 from hlm.data.conversions import distance_to_similarity, similarity_to_distance, symmetrize
 from hlm.errors import DataError
 
@@ -104,3 +105,46 @@ def test_distance_to_similarity_errors():
         distance_to_similarity(np.array([[0.0, -1.0], [-1.0, 0.0]]))
     with pytest.raises(DataError, match="do not have 2 columns"):
         distance_to_similarity(np.array([[0.0, 1.0], [1.0, 0.0]]), np.ones((1, 3)))
+
+
+def _small_blocks(monkeypatch, size: int = 13) -> None:
+    """row_blocks of about ``size`` entries: a few rows per block, the last one short."""
+    row_blocks = conversions.row_blocks
+    monkeypatch.setattr(conversions, "row_blocks", lambda n_rows, n_cols, s=size: row_blocks(n_rows, n_cols, s))
+
+
+@pytest.mark.parametrize("size", [13, 1 << 22])
+def test_distance_to_similarity_by_row_blocks_equals_the_whole_matrix_formula(monkeypatch, size):
+    """Spec 4.2 written on the whole matrix (U from the off-diagonal positive d, min(1/d, U), d = 0 -> U, U on the
+    diagonal) equals the row-block computation bit for bit, blocks of 2 rows or one block; the diagonal's own
+    entries (here NaN and -1) are not read."""
+    _small_blocks(monkeypatch, size)
+    rng = np.random.default_rng(4)
+    D = rng.gamma(2.0, size=(11, 11))
+    D = (D + D.T) / 2
+    D[rng.random(D.shape) < 0.2] = 0.0
+    D = np.minimum(D, D.T)  # zeros kept symmetric
+    D[3, 3], D[5, 5] = np.nan, -1.0
+    T = np.abs(rng.normal(size=(4, 11)))
+    T[0, 2] = 0.0
+    off = ~np.eye(11, dtype=bool)
+    U = 1.0 / D[off][D[off] > 0].min()
+    expected = np.full(D.shape, U)
+    expected[off & (D > 0)] = np.minimum(1.0 / D[off & (D > 0)], U)
+    S_fit, S_test, got_U = distance_to_similarity(D, T)
+    assert got_U == U
+    np.testing.assert_array_equal(S_fit, expected)
+    np.testing.assert_array_equal(S_test, np.where(T > 0, np.minimum(1.0 / np.where(T > 0, T, 1.0), U), U))
+    index = np.array([9, 0, 4, 3, 10, 5, 1])  # a fold's fit part, unsorted: read from D without slicing it
+    S_part, U_part = conversions.fit_similarities(D, index)
+    S_ref, _, U_ref = distance_to_similarity(D[np.ix_(index, index)])
+    assert U_part == U_ref
+    np.testing.assert_array_equal(S_part, S_ref)
+    with pytest.raises(DataError, match="finite and non-negative"):  # D[3, 3] is NaN: on this part's diagonal
+        conversions.fit_similarities(D, index, whole=True)
+    D[7, 2] = np.inf  # off the diagonal: refused, in whichever block it sits
+    with pytest.raises(DataError, match="finite and non-negative"):
+        distance_to_similarity(D)
+    D[7, 2] = -0.5
+    with pytest.raises(DataError, match="finite and non-negative"):
+        distance_to_similarity(D)

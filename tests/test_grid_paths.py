@@ -265,6 +265,44 @@ def test_fold_path_equals_refits_per_fold(name, aural, three_class):
                 np.testing.assert_array_equal(a, b, err_msg=str(params))
 
 
+# ---------------------------------------------------------------- one fold from the whole matrix (predict_fold)
+#: every ``predict_fold`` override: (estimator, grid) on distances, run against the sliced fold's predict_grid
+ONE_FOLD_GRIDS = {
+    f"1/d {name}": (SimilarityFromDistances(GRIDS[name][0]),
+                    {f"estimator__{k}": v for k, v in GRIDS[name][1].items()})
+    for name in ("local_sda", "svm_kernel_clip", "kri_knn", "local_sda_regularized", "local_sda_bayes")
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_FOLD_GRIDS))
+def test_one_fold_path_equals_the_sliced_fold(name, aural, three_class):
+    """predict_fold on the training matrix gives predict_grid's predictions on the sliced fold, and through the
+    CV the same errors as a sliced per-fold refit; a fold of one class, a bad entry on the diagonal of the fit
+    block, or a grid with the wrapper's own parameter: declined (None), and the CV's sliced path scores it."""
+    estimator, grid = ONE_FOLD_GRIDS[name]
+    grid = list(ParameterGrid(grid))
+    for S, y, _, _ in (aural, three_class):
+        D = as_distances(S)
+        D[np.diag_indices_from(D)] = 0.0
+        D[3, 5] = D[5, 3] = 0.0  # a duplicate pair: d = 0 -> U
+        folds = make_folds(y, 4, seed=3)
+        for fit, val in folds:
+            fast = estimator.predict_fold(D, y, fit, val, grid)
+            slow = estimator.predict_grid(D[np.ix_(fit, fit)], y[fit], D[np.ix_(val, fit)], grid)
+            assert fast is not None and len(fast) == len(slow) == len(grid)
+            for params, a, b in zip(grid, fast, slow):
+                np.testing.assert_array_equal(a, b, err_msg=str(params))
+        np.testing.assert_array_equal(cv_errors(estimator, D, y, grid, folds),
+                                      _refit_errors(estimator, D, y, grid, folds))
+        one_class = (np.flatnonzero(y == y[0]), np.flatnonzero(y != y[0])[:5])
+        assert estimator.predict_fold(D, y, *one_class, grid) is None
+        assert np.isinf(cv_errors(estimator, D, y, grid, [one_class])).all()
+        bad = D.copy()
+        bad[folds[0][0][2], folds[0][0][2]] = -1.0  # the fit's own check refuses it; 1/d would not look at it
+        assert estimator.predict_fold(bad, y, *folds[0], grid) is None
+        assert estimator.predict_fold(D, y, *folds[0], [{"estimator": clone(estimator.estimator)}]) is None
+
+
 # ---------------------------------------------------------------- the protocol itself
 def _overrides(cls, hook: str) -> bool:
     return getattr(cls, hook) is not getattr(FastPathMixin, hook)
@@ -282,6 +320,9 @@ def test_every_method_follows_the_protocol_and_its_fast_paths_are_registered(met
             f"{method}: register {cls.__name__} in GRIDS (VECTOR_GRIDS for feature vectors)"
     if _overrides(cls, "predict_folds"):
         assert cls in {type(e) for e, _ in FOLD_GRIDS.values()}, f"{method}: register {cls.__name__} in FOLD_GRIDS"
+    if _overrides(cls, "predict_fold"):
+        assert cls in {type(e) for e, _ in ONE_FOLD_GRIDS.values()}, \
+            f"{method}: register {cls.__name__} in ONE_FOLD_GRIDS"
     estimator._warm_up()  # the default does nothing; CompiledKernels fits a clone
     assert not hasattr(estimator, "classes_")
     if METHODS[method].input == "similarity":  # the 1/d wrapper forwards the protocol
@@ -297,7 +338,7 @@ def test_the_cv_calls_the_hooks_instead_of_looking_them_up():
 
     for module in (cv, evaluate, from_distances):
         text = inspect.getsource(module)
-        for hook in ("predict_grid", "predict_folds", "_warm_up", "_path_params"):
+        for hook in ("predict_grid", "predict_folds", "predict_fold", "_warm_up", "_path_params"):
             assert f'"{hook}"' not in text and f"'{hook}'" not in text, (module.__name__, hook)
 
 

@@ -2,6 +2,7 @@
 benchmarks/cpu_by_rule.py sums by rule."""
 
 import importlib.util
+import resource
 import time
 from pathlib import Path
 
@@ -40,3 +41,8 @@ def test_log_ends_with_the_jobs_cpu_seconds_and_they_add_up_by_rule(tmp_path):
     found, unfinished = _cpu_by_rule().cpu_by_rule(logs)
     assert sorted(found) == ["incremental_scheme_ii", "knn", "track"]
     assert len(found["knn"]) == 2 and unfinished == [logs / "splits/voting.log"]
+    jobs, _ = _cpu_by_rule().jobs_by_rule(logs)
+    peak_mb = max(resource.getrusage(who).ru_maxrss  # this process ran the jobs: its peaks so far bound theirs
+                  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+    assert [cpu for cpu, _ in jobs["knn"]] == found["knn"]
+    assert all(0 < rss <= peak_mb + 1 for rule in jobs for _, rss in jobs[rule])

@@ -11,6 +11,7 @@ import hlm.models._local_sda_kernels.core as kernels
 import hlm.models.local_sda as lsda
 import oracles.local_sda_reference as lsda_ref
 from hlm.errors import DataError
+from hlm.models import local_sda as local_sda_module
 from hlm.models._local_sda_kernels.core import _raise_brent_error, _solve_lambda_nb
 from hlm.models._local_sda_kernels.local import _log_scores_nb, _row_model_nb
 from hlm.models.knn import break_vote_ties
@@ -172,6 +173,25 @@ def test_support_from_fit_set():
     np.testing.assert_allclose(grid, [0.0, 0.5, 1.0])
     cont = make_support(S, "continuous")
     assert cont.omega is None and (cont.lo, cont.hi) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("n_unique", [5, 40, 41, 300])
+def test_support_by_row_blocks_equals_unique_of_the_whole_matrix(monkeypatch, n_unique):
+    """Omega read by row blocks of 2 rows (stopping once there are more than max_support values) is np.unique of
+    the whole matrix when it has at most max_support = 40 values, else 40 equally spaced points."""
+    from hlm.data import conversions
+
+    row_blocks = conversions.row_blocks
+    monkeypatch.setattr(local_sda_module, "row_blocks", lambda n_rows, n_cols: row_blocks(n_rows, n_cols, 2 * n_cols))
+    rng = np.random.default_rng(n_unique)
+    S = rng.choice(rng.normal(size=n_unique), size=(23, 23))
+    values = np.unique(S)
+    got = make_support(S, max_support=40)
+    if values.size <= 40:
+        np.testing.assert_array_equal(got.omega, values)
+    else:
+        np.testing.assert_array_equal(got.omega, np.linspace(S.min(), S.max(), 40))
+    assert (got.lo, got.hi) == (S.min(), S.max())
 
 
 # ---------------------------------------------------------------- continuous support

@@ -26,6 +26,8 @@ rule preprocess:
         entry=dataset_entry,
     log:
         "logs/preprocess/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/preprocess/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -52,6 +54,8 @@ checkpoint objects:
         entry=dataset_entry,
     log:
         "logs/objects/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/objects/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -76,6 +80,8 @@ rule distance_block:
         block_size=lambda wc: block_size(wc.dataset),
     log:
         "logs/blocks/{dataset}/rows-{i0}-{i1}.log",
+    benchmark:
+        "logs/benchmarks/blocks/{dataset}/rows-{i0}-{i1}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -98,6 +104,8 @@ rule distances_from_blocks:
         entry=dataset_entry,
     log:
         "logs/preprocess/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/preprocess/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

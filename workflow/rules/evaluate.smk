@@ -4,6 +4,7 @@
 # The method's own source files are inputs, so editing one reruns only its jobs.
 # HLM(kernel-vsh) also reads HLM(vsh)'s evaluation when both run: it reuses those
 # CV errors (same estimator, seeds and folds) instead of computing them again.
+# Every job's wall time and peak memory (max_rss, MB) go to logs/benchmarks/ (Snakemake's benchmark).
 
 for _method in METHODS:
 
@@ -28,6 +29,8 @@ for _method in METHODS:
         priority: method_priority(_method)
         log:
             f"logs/evaluate/{{dataset}}/{_method}.log",
+        benchmark:
+            f"logs/benchmarks/evaluate/{{dataset}}/{_method}.tsv",
         conda:
             "../../envs/hlm.yaml"
         script:

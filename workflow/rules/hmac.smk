@@ -19,6 +19,8 @@ rule hmac:
     threads: HMAC_THREADS
     log:
         "logs/hmac/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/hmac/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -34,6 +36,8 @@ rule hmac_report:
         md="results/tables/hmac.md",
     log:
         "logs/report/hmac_report.log",
+    benchmark:
+        "logs/benchmarks/report/hmac_report.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

@@ -24,6 +24,8 @@ for _scheme in INCREMENTAL_SCHEMES:
             learner=incremental_params(_scheme),
         log:
             f"logs/incremental/{{dataset}}/{_scheme}.log",
+        benchmark:
+            f"logs/benchmarks/incremental/{{dataset}}/{_scheme}.tsv",
         conda:
             "../../envs/hlm.yaml"
         script:
@@ -51,6 +53,8 @@ rule incremental_report:
         schemes=INCREMENTAL_SCHEMES,
     log:
         "logs/report/incremental_report.log",
+    benchmark:
+        "logs/benchmarks/report/incremental_report.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

@@ -18,6 +18,8 @@ rule llc_pc:
     threads: config["threads_per_job"]
     log:
         "logs/llc_pc/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/llc_pc/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -33,6 +35,8 @@ rule llc_pc_report:
         md="results/tables/llc_pc.md",
     log:
         "logs/report/llc_pc_report.log",
+    benchmark:
+        "logs/benchmarks/report/llc_pc_report.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

@@ -18,6 +18,8 @@ rule online_kde:
     threads: 1
     log:
         "logs/online_kde/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/online_kde/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -33,6 +35,8 @@ rule online_kde_report:
         md="results/tables/online_kde.md",
     log:
         "logs/report/online_kde_report.log",
+    benchmark:
+        "logs/benchmarks/report/online_kde_report.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

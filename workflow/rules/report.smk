@@ -33,6 +33,8 @@ rule error_rate_tables:
         test_fraction=config["test_fraction"],
     log:
         "logs/report/error_rate_tables.log",
+    benchmark:
+        "logs/benchmarks/report/error_rate_tables.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -54,6 +56,8 @@ rule error_rate_figure:
         methods=RUN_METHODS,
     log:
         "logs/report/error_rate_figure.log",
+    benchmark:
+        "logs/benchmarks/report/error_rate_figure.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -78,6 +82,8 @@ rule cv_components_figure:
         methods=MIXTURE_METHODS,
     log:
         "logs/report/cv_components_{dataset}.log",
+    benchmark:
+        "logs/benchmarks/report/cv_components_{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -110,6 +116,8 @@ rule probability_tables:
         methods=RUN_METHODS,
     log:
         "logs/report/probability_tables.log",
+    benchmark:
+        "logs/benchmarks/report/probability_tables.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -132,6 +140,8 @@ rule reliability_figure:
         methods=lambda wildcards: probability_methods(wildcards.dataset),
     log:
         "logs/report/reliability_{dataset}.log",
+    benchmark:
+        "logs/benchmarks/report/reliability_{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

@@ -14,6 +14,8 @@ rule splits:
         seed=config["seed"],
     log:
         "logs/splits/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/splits/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

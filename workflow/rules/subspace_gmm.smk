@@ -21,6 +21,8 @@ rule subspace_gmm_grid:
     threads: config["threads_per_job"]
     log:
         "logs/subspace_gmm/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/subspace_gmm/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -37,6 +39,8 @@ rule subspace_gmm_report:
         md="results/tables/subspace_gmm.md",
     log:
         "logs/report/subspace_gmm_report.log",
+    benchmark:
+        "logs/benchmarks/report/subspace_gmm_report.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

@@ -34,6 +34,8 @@ rule track:
         experiment=EXPERIMENT,
     log:
         "logs/track/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/track/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

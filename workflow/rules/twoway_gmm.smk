@@ -21,6 +21,8 @@ rule twoway_gmm_grid:
     threads: config["threads_per_job"]
     log:
         "logs/twoway_gmm/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/twoway_gmm/{dataset}.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:
@@ -36,6 +38,8 @@ rule twoway_gmm_report:
         md="results/tables/twoway_gmm.md",
     log:
         "logs/report/twoway_gmm_report.log",
+    benchmark:
+        "logs/benchmarks/report/twoway_gmm_report.tsv",
     conda:
         "../../envs/hlm.yaml"
     script:

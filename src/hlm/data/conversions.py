@@ -131,16 +131,7 @@ def distance_to_similarity(
     D = np.asarray(D_fit, dtype=np.float64)
     if D.ndim != 2 or D.shape[0] != D.shape[1]:
         raise _err(where, f"fit distance matrix is not square {D.shape}")
-    off = _offdiag(D.shape[0])
-    vals = D[off]
-    if (vals < 0).any() or not np.isfinite(vals).all():
-        raise _err(where, "fit distances must be finite and non-negative")
-    pos = vals[vals > 0]
-    if pos.size == 0:
-        raise _err(where, "cannot convert distances to similarities: no positive off-diagonal distance")
-    U = float(1.0 / pos.min())
-    S_fit = reciprocal_similarity(D, U)
-    np.fill_diagonal(S_fit, U)
+    S_fit, U = fit_similarities(D, where=where)
     S_test = None
     if D_test is not None:
         T = np.asarray(D_test, dtype=np.float64)
@@ -152,9 +143,45 @@ def distance_to_similarity(
     return S_fit, S_test, U
 
 
+def fit_similarities(D: np.ndarray, index=None, *, where: str | None = None,
+                     whole: bool = False) -> tuple[np.ndarray, float]:
+    """``distance_to_similarity``'s fit part of ``D[np.ix_(index, index)]`` (all of the square ``D`` when
+    ``index`` is None): ``(S_fit, U)``, read by row blocks, so that neither that block of distances nor an
+    N x N temporary is held (at Letter's size: 1.7 GB each per CV fold). ``whole``: refuse a NaN, infinite or
+    negative entry on the diagonal too (as an estimator's fit does), not only off it."""
+    n = D.shape[0] if index is None else len(index)
+    S = np.empty((n, n))
+    smallest = np.inf
+    with np.errstate(divide="ignore"):
+        for rows in row_blocks(n, n):
+            block = D[rows].copy() if index is None else D[np.ix_(index[rows], index)]
+            if whole and not _finite_non_negative(block):
+                raise _err(where, "fit distances must be finite and non-negative")
+            block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = 0.0  # the diagonal: left out
+            if not _finite_non_negative(block):
+                raise _err(where, "fit distances must be finite and non-negative")
+            smallest = min(smallest, float(np.min(block, initial=np.inf, where=block > 0)))
+            np.divide(1.0, block, out=S[rows])  # d = 0 -> inf, and min(inf, U) = U below
+    if not np.isfinite(smallest):
+        raise _err(where, "cannot convert distances to similarities: no positive off-diagonal distance")
+    U = float(1.0 / smallest)
+    for rows in row_blocks(n, n):
+        np.minimum(S[rows], U, out=S[rows])
+    np.fill_diagonal(S, U)
+    return S, U
+
+
+def _finite_non_negative(block: np.ndarray) -> bool:
+    return bool(np.isfinite(block).all() and block.min() >= 0)
+
+
 def reciprocal_similarity(D: np.ndarray, upper_bound: float) -> np.ndarray:
     """min(1/d, U) elementwise, with d = 0 -> U (spec section 4.2)."""
-    out = np.full(D.shape, float(upper_bound))
-    nz = D > 0
-    out[nz] = np.minimum(1.0 / D[nz], upper_bound)
+    D = np.asarray(D, dtype=np.float64)
+    U = float(upper_bound)
+    out = np.empty(D.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for rows in row_blocks(D.shape[0], D.shape[1] if D.ndim == 2 else 1):  # no N x N temporaries
+            block = D[rows]
+            out[rows] = np.where(block > 0, np.minimum(1.0 / block, U), U)
     return out

@@ -141,14 +141,19 @@ def _errors(predictions, y_val: np.ndarray) -> np.ndarray:
 
 def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
     """Validation error of every grid point on one fold (``grid_predictions``: the estimator's
-    ``predict_grid``, or one refit per point where it declines)."""
-    if get_tags(estimator).input_tags.pairwise:
-        D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
-    else:  # feature vectors
-        D_fit, D_val = D[fit], D[val]
+    ``predict_grid``, or one refit per point where it declines; an estimator's ``predict_fold``, which reads
+    its fold from the whole training matrix, where it has one and does not decline)."""
+    pairwise = get_tags(estimator).input_tags.pairwise
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
-        predictions = grid_predictions(estimator, D_fit, y[fit], D_val, grid)
+        fold_path = pairwise and isinstance(estimator, FastPathMixin)
+        predictions = estimator.predict_fold(D, y, fit, val, grid) if fold_path else None
+        if predictions is None:
+            if pairwise:
+                D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]
+            else:  # feature vectors
+                D_fit, D_val = D[fit], D[val]
+            predictions = grid_predictions(estimator, D_fit, y[fit], D_val, grid)
     return _errors(predictions, y[val])
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -31,6 +32,8 @@ from hlm.methods import METHODS, check_method_params
 from hlm.models._base import FastPathMixin
 from hlm.models.from_distances import SimilarityFromDistances
 from hlm.models.label_distances import VDMDistances, for_artifact
+
+log = logging.getLogger("hlm")
 
 
 @dataclass
@@ -85,9 +88,10 @@ def evaluate_method(
         X, grid, cv_fixed_params = artifact.records, [_nested(p) for p in grid], _nested(cv_fixed_params or {})
     _warm_up(estimator)
     rows, preds = [], []
-    for split in split_ids if split_ids is not None else sorted(splits["split"].unique()):
+    todo = split_ids if split_ids is not None else sorted(splits["split"].unique())
+    for done, split in enumerate(todo, 1):
         train, test = split_indices(splits, int(split))
-        D_tt, D_te = (take(X, train, train), take(X, test, train)) if pairwise else (X[train], X[test])
+        D_tt = take(X, train, train) if pairwise else X[train]  # the test block is read after the fit
         y_train, y_test = labels[train], labels[test]
         with warnings.catch_warnings(record=True) as caught, _context(dataset, method_id, int(split)):
             warnings.simplefilter("always")
@@ -114,6 +118,9 @@ def evaluate_method(
             final = final_fit_params(split_estimator, method.final_fixed)  # e.g. Platt scaling: not in the CV
             model = clone(split_estimator).set_params(**best, **final).fit(D_tt, y_train)
             t_fit = time.perf_counter()
+            del D_tt  # the model keeps what it needs: at Letter's size one block fewer in memory
+            D_te = take(X, test, train) if pairwise else X[test]
+            t_read = time.perf_counter()
             y_pred = model.predict(D_te)
             proba = model.predict_proba(D_te) if method.gives_probabilities else None
             t_pred = time.perf_counter()
@@ -127,7 +134,7 @@ def evaluate_method(
                 "n_train": int(len(train)),
                 "n_test": int(len(test)),
                 "fit_seconds": t_fit - t0,
-                "predict_seconds": t_pred - t_fit,
+                "predict_seconds": t_pred - t_read,
                 "cv_seconds": t_cv - t0,
                 "cv_folds": len(folds),
                 "params": json.dumps(_jsonable({**_plain(best), **_fitted_summary(model)}), sort_keys=True),
@@ -144,6 +151,9 @@ def evaluate_method(
             for k, cls in enumerate(np.unique(labels)):
                 pred[f"proba_{cls}"] = P[:, k]
         preds.append(pred)
+        del D_te, model, proba, P  # before the next split's blocks are read
+        log.info("%s/%s: split %d (%d of %d) error %.2f%%, fit %.1f s, predict %.1f s", dataset, method_id,
+                 int(split), done, len(todo), rows[-1]["error_rate"], t_fit - t0, t_pred - t_read)
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
 
 

@@ -108,6 +108,13 @@ class FastPathMixin:
         not supported); ``HLMError`` also declines. Every override is
         registered in tests/test_grid_paths.py too, which checks it against
         the per-fold path.
+    ``predict_fold(X, y, fit, val, grid)`` -- one fold from the whole training matrix
+        What ``predict_grid(X[fit][:, fit], y[fit], X[val][:, fit], grid)``
+        returns, without holding the fold's fit block (pairwise input only;
+        ``SimilarityFromDistances`` converts it to 1/d as it reads it). None
+        declines (the default): the CV slices the fold and calls
+        ``predict_grid``. Every override is registered in
+        tests/test_grid_paths.py, which checks it against that.
     ``_warm_up()``
         Loads compiled code (numba kernels) before the evaluation times the
         first split, once per process (``CompiledKernels``). Must leave the
@@ -148,6 +155,10 @@ class FastPathMixin:
 
     def predict_folds(self, X, y, folds, grid: list[dict]) -> list | None:
         """Every fold's ``predict_grid`` from the whole training input at once; None: not supported."""
+        return None
+
+    def predict_fold(self, X, y, fit, val, grid: list[dict]) -> list | None:
+        """One fold's ``predict_grid`` read from the whole training matrix; None: not supported."""
         return None
 
     def _transform_folds(self, wrapper, R, y, folds, groups: dict, facts) -> list | None:
