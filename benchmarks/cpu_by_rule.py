@@ -60,16 +60,18 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     found, unfinished = jobs_by_rule(args.logs)
     total = sum(cpu for jobs in found.values() for cpu, _ in jobs)
+    share = (lambda cpu: cpu / total) if total else (lambda cpu: 0.0)
     rows = sorted(((sum(c for c, _ in jobs), len(jobs), max(r for _, r in jobs), rule)
                    for rule, jobs in found.items()), reverse=True)
     if args.markdown:
         print("| rule | jobs | CPU-s | share | largest max RSS (MB) |\n|---|---:|---:|---:|---:|")
         for cpu, n, rss, rule in rows:
-            print(f"| {rule} | {n} | {cpu:.0f} | {cpu / total:.1%} | {rss:,} |")
-        print(f"| all | {sum(n for _, n, _, _ in rows)} | {total:.0f} | | {max(r for *_, r, _ in rows):,} |")
+            print(f"| {rule} | {n} | {cpu:.0f} | {share(cpu):.1%} | {rss:,} |")
+        largest = max((rss for _, _, rss, _ in rows), default=0)
+        print(f"| all | {sum(n for _, n, _, _ in rows)} | {total:.0f} | | {largest:,} |")
     else:
         for cpu, n, rss, rule in rows:
-            print(f"{rule:<24} {n:>4} jobs {cpu:>9.1f} CPU-s {cpu / total:>7.1%} {rss:>7,} MB")
+            print(f"{rule:<24} {n:>4} jobs {cpu:>9.1f} CPU-s {share(cpu):>7.1%} {rss:>7,} MB")
         print(f"{'all':<24} {sum(n for _, n, _, _ in rows):>4} jobs {total:>9.1f} CPU-s")
     if unfinished:
         print(f"{len(unfinished)} log(s) without a resource line (unfinished, failed or killed jobs)")

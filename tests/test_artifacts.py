@@ -251,7 +251,7 @@ def test_take_reads_blocks_in_chunks_as_fancy_indexing_would(tmp_path, monkeypat
     np.testing.assert_array_equal(take(art.distances, rows, cols), art.distances[np.ix_(rows, cols)])
     assert take(back.distances, [], cols).shape == (0, 9)
     np.testing.assert_array_equal(take(back.distances, [-1, 0], [-2]), art.distances[np.ix_([-1, 0], [-2])])
-    for M in (back.distances, art.distances):  # as numpy's fancy indexing refuses them
+    for M in (back.distances, art.distances):  # out of range as numpy refuses; masks and floats refused too
         with pytest.raises(IndexError, match=r"lie in \[-23, 23\)"):
             take(M, [0, 23])
         with pytest.raises(IndexError, match="must be integers"):

@@ -107,13 +107,13 @@ def test_distance_to_similarity_errors():
         distance_to_similarity(np.array([[0.0, 1.0], [1.0, 0.0]]), np.ones((1, 3)))
 
 
-def _small_blocks(monkeypatch, size: int = 13) -> None:
+def _small_blocks(monkeypatch, size: int = 25) -> None:
     """row_blocks of about ``size`` entries: a few rows per block, the last one short."""
     row_blocks = conversions.row_blocks
     monkeypatch.setattr(conversions, "row_blocks", lambda n_rows, n_cols, s=size: row_blocks(n_rows, n_cols, s))
 
 
-@pytest.mark.parametrize("size", [13, 1 << 22])
+@pytest.mark.parametrize("size", [25, 1 << 22])
 def test_distance_to_similarity_by_row_blocks_equals_the_whole_matrix_formula(monkeypatch, size):
     """Spec 4.2 written on the whole matrix (U from the off-diagonal positive d, min(1/d, U), d = 0 -> U, U on the
     diagonal) equals the row-block computation bit for bit, blocks of 2 rows or one block; the diagonal's own
@@ -124,6 +124,7 @@ def test_distance_to_similarity_by_row_blocks_equals_the_whole_matrix_formula(mo
     D = (D + D.T) / 2
     D[rng.random(D.shape) < 0.2] = 0.0
     D = np.minimum(D, D.T)  # zeros kept symmetric
+    D[1, 8] = D[8, 1] = -0.0  # a zero all the same: U, as d = +0.0 gives
     D[3, 3], D[5, 5] = np.nan, -1.0
     T = np.abs(rng.normal(size=(4, 11)))
     T[0, 2] = 0.0
@@ -131,6 +132,7 @@ def test_distance_to_similarity_by_row_blocks_equals_the_whole_matrix_formula(mo
     U = 1.0 / D[off][D[off] > 0].min()
     expected = np.full(D.shape, U)
     expected[off & (D > 0)] = np.minimum(1.0 / D[off & (D > 0)], U)
+    assert expected[1, 8] == U
     S_fit, S_test, got_U = distance_to_similarity(D, T)
     assert got_U == U
     np.testing.assert_array_equal(S_fit, expected)
@@ -140,6 +142,9 @@ def test_distance_to_similarity_by_row_blocks_equals_the_whole_matrix_formula(mo
     S_ref, _, U_ref = distance_to_similarity(D[np.ix_(index, index)])
     assert U_part == U_ref
     np.testing.assert_array_equal(S_part, S_ref)
+    S_whole, U_whole = conversions.fit_similarities(D)
+    assert U_whole == U
+    np.testing.assert_array_equal(S_whole, expected)
     with pytest.raises(DataError, match="finite and non-negative"):  # D[3, 3] is NaN: on this part's diagonal
         conversions.fit_similarities(D, index, whole=True)
     D[7, 2] = np.inf  # off the diagonal: refused, in whichever block it sits
@@ -148,3 +153,31 @@ def test_distance_to_similarity_by_row_blocks_equals_the_whole_matrix_formula(mo
     D[7, 2] = -0.5
     with pytest.raises(DataError, match="finite and non-negative"):
         distance_to_similarity(D)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint16])
+def test_fit_similarities_computes_in_float64_whatever_the_matrix_dtype(monkeypatch, dtype):
+    """An integer or float32 matrix (or memory map) gives spec 4.2 on its float64 values, by blocks or whole:
+    no integer overflow of 1/d, no float32 rounding of 1/d."""
+    _small_blocks(monkeypatch)
+    rng = np.random.default_rng(7)
+    D = rng.integers(0, 50, size=(9, 9)) if dtype != np.float32 else rng.gamma(2.0, size=(9, 9))
+    D = np.triu(D, 1)
+    D = (D + D.T).astype(dtype)
+    D64 = D.astype(np.float64)
+    index = np.array([8, 2, 5, 0, 7])
+    for part in (None, index):
+        got, U = conversions.fit_similarities(D, part, whole=True)
+        ref = D64 if part is None else D64[np.ix_(part, part)]
+        want, _, U_ref = distance_to_similarity(ref)
+        assert got.dtype == np.float64 and U == U_ref
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(conversions.reciprocal_similarity(D, 0.5),
+                                  conversions.reciprocal_similarity(D64, 0.5))
+
+
+def test_reciprocal_similarity_takes_one_or_two_dimensions():
+    np.testing.assert_array_equal(conversions.reciprocal_similarity(np.array([0.0, -0.0, 4.0, 0.25]), 2.0),
+                                  [2.0, 2.0, 0.25, 2.0])
+    with pytest.raises(ValueError, match="1- or 2-d"):
+        conversions.reciprocal_similarity(np.float64(3.0), 2.0)

@@ -23,6 +23,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils._param_validation import Interval
 
+from hlm.errors import DataError
 from hlm.evaluation.cv import cv_errors, make_folds
 from hlm.methods import METHODS
 from hlm.models._base import FastPathMixin, PrecomputedClassifier
@@ -278,7 +279,8 @@ ONE_FOLD_GRIDS = {
 def test_one_fold_path_equals_the_sliced_fold(name, aural, three_class):
     """predict_fold on the training matrix gives predict_grid's predictions on the sliced fold, and through the
     CV the same errors as a sliced per-fold refit; a fold of one class, a bad entry on the diagonal of the fit
-    block, or a grid with the wrapper's own parameter: declined (None), and the CV's sliced path scores it."""
+    block, a grid with the wrapper's own parameter, boolean masks or an empty fit part: declined (None), and the
+    CV's sliced path scores it. A float32 or integer matrix gives the sliced fold's predictions too."""
     estimator, grid = ONE_FOLD_GRIDS[name]
     grid = list(ParameterGrid(grid))
     for S, y, _, _ in (aural, three_class):
@@ -301,6 +303,33 @@ def test_one_fold_path_equals_the_sliced_fold(name, aural, three_class):
         bad[folds[0][0][2], folds[0][0][2]] = -1.0  # the fit's own check refuses it; 1/d would not look at it
         assert estimator.predict_fold(bad, y, *folds[0], grid) is None
         assert estimator.predict_fold(D, y, *folds[0], [{"estimator": clone(estimator.estimator)}]) is None
+        mask = np.zeros(len(y), dtype=bool)
+        mask[folds[0][0]] = True
+        assert estimator.predict_fold(D, y, mask, ~mask, grid) is None  # boolean masks: the sliced path
+        assert estimator.predict_fold(D, y, folds[0][0][:0], folds[0][1], grid) is None  # an empty fit part
+        fit, val = folds[1]
+        for other in (D.astype(np.float32), np.rint(100 * D).astype(np.int64)):  # computed in float64 alike
+            fast = estimator.predict_fold(other, y, fit, val, grid)
+            slow = estimator.predict_grid(other[np.ix_(fit, fit)], y[fit], other[np.ix_(val, fit)], grid)
+            for params, a, b in zip(grid, fast, slow, strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"{other.dtype} {params}")
+
+
+class _RefusingFold(SimilarityFromDistances):
+    """A fold path that raises HLMError: the CV takes that as declining, not as a failure."""
+
+    def predict_fold(self, D, y, fit, val, grid):
+        raise DataError("this fold path refuses its input")
+
+
+def test_an_hlm_error_from_the_fold_path_declines(aural):
+    S, y, _, _ = aural
+    D = as_distances(S)
+    D[np.diag_indices_from(D)] = 0.0
+    estimator, grid = ONE_FOLD_GRIDS["1/d local_sda"]
+    refusing = _RefusingFold(estimator.estimator)
+    grid, folds = list(ParameterGrid(grid)), make_folds(y, 4, seed=5)
+    np.testing.assert_array_equal(cv_errors(refusing, D, y, grid, folds), _refit_errors(refusing, D, y, grid, folds))
 
 
 # ---------------------------------------------------------------- the protocol itself

@@ -181,16 +181,25 @@ def test_support_by_row_blocks_equals_unique_of_the_whole_matrix(monkeypatch, n_
     the whole matrix when it has at most max_support = 40 values, else 40 equally spaced points."""
     from hlm.data import conversions
 
-    row_blocks = conversions.row_blocks
-    monkeypatch.setattr(local_sda_module, "row_blocks", lambda n_rows, n_cols: row_blocks(n_rows, n_cols, 2 * n_cols))
+    read = []
+
+    def row_blocks(n_rows, n_cols):  # blocks of 2 rows, each recorded as the loop reads it
+        for rows in conversions.row_blocks(n_rows, n_cols, 2 * n_cols):
+            read.append(rows)
+            yield rows
+
+    monkeypatch.setattr(local_sda_module, "row_blocks", row_blocks)
     rng = np.random.default_rng(n_unique)
     S = rng.choice(rng.normal(size=n_unique), size=(23, 23))
     values = np.unique(S)
     got = make_support(S, max_support=40)
     if values.size <= 40:
         np.testing.assert_array_equal(got.omega, values)
+        assert len(read) == 12  # every block
     else:
         np.testing.assert_array_equal(got.omega, np.linspace(S.min(), S.max(), 40))
+        first = next(i for i in range(1, 13) if np.unique(S[: 2 * i]).size > 40)
+        assert len(read) == first  # stopped at the block that passed 40 values
     assert (got.lo, got.hi) == (S.min(), S.max())
 
 

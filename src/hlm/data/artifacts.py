@@ -341,8 +341,8 @@ def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
 
 
 def _indices(index, n: int) -> np.ndarray:
-    """Integer positions in [-n, n) as non-negative intp; anything else (booleans, floats, out of range)
-    raises IndexError, as numpy's fancy indexing would (negative positions count from the end)."""
+    """Integer positions in [-n, n) as non-negative intp (negative ones count from the end, as in numpy);
+    out of range raises IndexError as numpy does, and so do floats and, unlike numpy, boolean masks."""
     index = np.asarray(index)
     if index.size == 0:
         return np.zeros(index.shape, dtype=np.intp)

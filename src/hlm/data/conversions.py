@@ -154,12 +154,14 @@ def fit_similarities(D: np.ndarray, index=None, *, where: str | None = None,
     smallest = np.inf
     with np.errstate(divide="ignore"):
         for rows in row_blocks(n, n):
-            block = D[rows].copy() if index is None else D[np.ix_(index[rows], index)]
+            # a float64 copy: D may be a memory map, or integer or float32 (spec 4.2 is computed in float64)
+            block = np.array(D[rows] if index is None else D[np.ix_(index[rows], index)], dtype=np.float64)
             if whole and not _finite_non_negative(block):
                 raise _err(where, "fit distances must be finite and non-negative")
             block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = 0.0  # the diagonal: left out
             if not _finite_non_negative(block):
                 raise _err(where, "fit distances must be finite and non-negative")
+            block += 0.0  # -0.0 -> +0.0, so that 1/d gives +inf and min(inf, U) = U below
             smallest = min(smallest, float(np.min(block, initial=np.inf, where=block > 0)))
             np.divide(1.0, block, out=S[rows])  # d = 0 -> inf, and min(inf, U) = U below
     if not np.isfinite(smallest):
@@ -176,12 +178,14 @@ def _finite_non_negative(block: np.ndarray) -> bool:
 
 
 def reciprocal_similarity(D: np.ndarray, upper_bound: float) -> np.ndarray:
-    """min(1/d, U) elementwise, with d = 0 -> U (spec section 4.2)."""
-    D = np.asarray(D, dtype=np.float64)
+    """min(1/d, U) elementwise, with d = 0 -> U (spec section 4.2), in float64 for a 1- or 2-d ``D``."""
+    D = np.asarray(D)
+    if D.ndim not in (1, 2):
+        raise ValueError(f"reciprocal_similarity takes a 1- or 2-d array, not {D.ndim}-d")
     U = float(upper_bound)
     out = np.empty(D.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         for rows in row_blocks(D.shape[0], D.shape[1] if D.ndim == 2 else 1):  # no N x N temporaries
-            block = D[rows]
+            block = np.asarray(D[rows], dtype=np.float64)
             out[rows] = np.where(block > 0, np.minimum(1.0 / block, U), U)
     return out

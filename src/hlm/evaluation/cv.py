@@ -147,7 +147,10 @@ def _fold_errors(estimator, D, y, grid, fit, val) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fold-level warnings would repeat the final fit's
         fold_path = pairwise and isinstance(estimator, FastPathMixin)
-        predictions = estimator.predict_fold(D, y, fit, val, grid) if fold_path else None
+        try:
+            predictions = estimator.predict_fold(D, y, fit, val, grid) if fold_path else None
+        except HLMError:  # declines, as predict_folds's HLMError does
+            predictions = None
         if predictions is None:
             if pairwise:
                 D_fit, D_val = D[np.ix_(fit, fit)], D[np.ix_(val, fit)]

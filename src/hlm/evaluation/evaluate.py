@@ -88,7 +88,7 @@ def evaluate_method(
         X, grid, cv_fixed_params = artifact.records, [_nested(p) for p in grid], _nested(cv_fixed_params or {})
     _warm_up(estimator)
     rows, preds = [], []
-    todo = split_ids if split_ids is not None else sorted(splits["split"].unique())
+    todo = list(split_ids) if split_ids is not None else sorted(splits["split"].unique())
     for done, split in enumerate(todo, 1):
         train, test = split_indices(splits, int(split))
         D_tt = take(X, train, train) if pairwise else X[train]  # the test block is read after the fit

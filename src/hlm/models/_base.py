@@ -112,8 +112,8 @@ class FastPathMixin:
         What ``predict_grid(X[fit][:, fit], y[fit], X[val][:, fit], grid)``
         returns, without holding the fold's fit block (pairwise input only;
         ``SimilarityFromDistances`` converts it to 1/d as it reads it). None
-        declines (the default): the CV slices the fold and calls
-        ``predict_grid``. Every override is registered in
+        declines (the default), as ``HLMError`` does: the CV slices the fold
+        and calls ``predict_grid``. Every override is registered in
         tests/test_grid_paths.py, which checks it against that.
     ``_warm_up()``
         Loads compiled code (numba kernels) before the evaluation times the
@@ -131,14 +131,15 @@ class FastPathMixin:
         kernel does not depend on C); grid points differing in other
         parameters get a fit each. Read by the estimators' own ``predict_grid`` (not by the CV).
 
-    Process rules: with ``n_jobs > 1`` the CV runs ``predict_grid`` of
-    different folds in worker processes (joblib's loky backend, the estimator
-    pickled); ``predict_folds`` runs once, in the calling process, for any
-    ``n_jobs``. So a path must not modify ``self`` (one estimator serves every
-    fold: fit clones), must draw randomness only from the estimator's own
-    ``random_state``, and may keep module-level caches only to save time,
-    never to change a result: the CV errors are then the same for any
-    ``n_jobs``. Warnings raised during CV are not shown (the final fit's are).
+    Process rules: with ``n_jobs > 1`` the CV runs ``predict_grid`` and
+    ``predict_fold`` of different folds in worker processes (joblib's loky
+    backend, the estimator pickled); ``predict_folds`` runs once, in the
+    calling process, for any ``n_jobs``. So a path must not modify ``self``
+    (one estimator serves every fold: fit clones), must draw randomness only
+    from the estimator's own ``random_state``, and may keep module-level
+    caches only to save time, never to change a result: the CV errors are then
+    the same for any ``n_jobs``. Warnings raised during CV are not shown (the
+    final fit's are).
     """
 
     #: the grid parameters ``predict_grid`` varies on one shared fit (see the class docstring)

@@ -61,7 +61,10 @@ class SimilarityFromDistances(PrecomputedClassifier):
         prefix = "estimator__"
         if any(not name.startswith(prefix) for params in grid for name in params):
             return None
-        fit, val = np.asarray(fit, dtype=np.intp), np.asarray(val, dtype=np.intp)
+        fit, val = np.asarray(fit), np.asarray(val)
+        if len(fit) == 0 or fit.dtype.kind not in "iu" or val.dtype.kind not in "iu":
+            return None  # boolean masks, or an empty fit part: the sliced path
+        fit, val = fit.astype(np.intp, copy=False), val.astype(np.intp, copy=False)
         fold = clone(self)
         fold._validate_params()
         try:  # what predict_grid's fit checks, in its order
