@@ -261,6 +261,41 @@ def test_dual_path_meets_the_kkt_rule_and_the_cold_objective():
     assert reused >= 3  # large C: the unbounded solution is reused, not re-solved
 
 
+@pytest.mark.parametrize("m, P", [(60, 40), (30, 90)])
+def test_active_set_first_from_a_neighbouring_epsilon(monkeypatch, m, P):
+    """From the solution at the previous epsilon, the active-set phase alone meets the KKT rule (0 CD
+    sweeps) with the cold solve's objective; where the phase cannot finish (here: it does nothing), the
+    CD blocks take over from its point. dual_path asks for it exactly where a previous epsilon's
+    solution at the same C exists."""
+    from hlm.models.psvm import solver
+
+    K_tilde, y = _problem(m, P, seed=11)
+    Q, c = dual_terms(K_tilde, y)
+    tol = solver_tolerance(c, 1e-9)
+    for C, (eps_before, eps) in [(10.0, (0.01, 0.001)), (1.0, (0.1, 0.01)), (np.inf, (0.1, 0.01))]:
+        warm, _, _ = solve_dual(Q, c, C, eps_before, tol=1e-9, max_sweeps=100_000)
+        cold, _, _ = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
+        alpha, sweeps, converged = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, alpha0=warm,
+                                              active_set_first=True)
+        assert converged and sweeps == 0 and kkt_violation(K_tilde, y, alpha, C, eps) <= tol
+        assert _objective(K_tilde, y, alpha, eps) == pytest.approx(_objective(K_tilde, y, cold, eps), rel=1e-9)
+        with monkeypatch.context() as patch:
+            patch.setattr(solver, "_active_set_phase", lambda *a, **k: 0)
+            alpha, sweeps, converged = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000, alpha0=warm,
+                                                  active_set_first=True)
+        assert converged and sweeps > 0 and kkt_violation(K_tilde, y, alpha, C, eps) <= tol
+    calls, solve = [], solver.solve_dual
+
+    def recording(Q, c, C, eps, *args, **kwargs):
+        calls.append((C, eps, kwargs["active_set_first"]))
+        return solve(Q, c, C, eps, *args, **kwargs)
+
+    monkeypatch.setattr(solver, "solve_dual", recording)
+    solver.dual_path(Q, c, [(C, eps) for eps in (1.0, 0.01) for C in (0.1, 1.0, 1e5)])
+    assert {first for _, _, first in calls} == {True, False}
+    assert all(first == (eps == 0.01) for _, eps, first in calls), calls
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_rank_deficient_pairs_converge(seed):
     """Fewer rows than columns (Q singular): dependent free coordinates are settled by the

@@ -150,7 +150,8 @@ PIVOT_RTOL = 1e-13
 ACTIVE_SET_STEPS_PER_COORDINATE = 4
 
 #: [P] at most this many violators join the free set at one face optimum (the worst first) ...
-ACTIVE_SET_BATCH = 8
+#: (32: a CV fold of DNA's grid 0.85x the time of 8, the default run's data sets alike; 1 and 128 slower)
+ACTIVE_SET_BATCH = 32
 
 #: [P] ... each with a violation of at least this fraction of the worst one.
 ACTIVE_SET_BATCH_FRACTION = 0.1
@@ -473,6 +474,7 @@ def solve_dual(
     tol: float = 1e-6,
     max_sweeps: int = 10_000,
     alpha0: np.ndarray | None = None,
+    active_set_first: bool = False,
 ) -> tuple[np.ndarray, int, bool]:
     """Solve the P-SVM dual of spec 6.9 on given Q, c, from 0 or from ``alpha0`` (clipped into the box).
 
@@ -484,6 +486,10 @@ def solve_dual(
     ``max_sweeps`` (which counts CD sweeps only) ends with CD sweeps. Both moves
     never increase the objective. The start changes only the path, not the
     stopping rule (a warm start along a CV grid, see ``dual_path``).
+    ``active_set_first`` (with ``alpha0``): an active-set phase before the
+    first block, for a start whose free set is nearly the solution's; CD's
+    sweeps would first make nearly every coordinate nonzero (on a
+    rank-deficient Q), which the phase then exchanges one by one.
 
     Returns ``(alpha, n_sweeps, converged)``.
     """
@@ -494,6 +500,10 @@ def solve_dual(
     C, epsilon, tol_abs = float(C), float(epsilon), solver_tolerance(c, tol)
     if alpha0 is not None:
         alpha = np.clip(np.asarray(alpha0, dtype=np.float64), -C, C)
+        if active_set_first:
+            _active_set_phase(Q, c, alpha, C, epsilon, PIVOT_RTOL, tol_abs)
+            if _max_kkt_violation(alpha, Q @ alpha - c, C, epsilon) <= tol_abs:
+                return alpha, 0, True
     sweeps = 0
     while sweeps < max_sweeps:
         block = min(SWEEPS_PER_BLOCK, max_sweeps - sweeps)
@@ -521,8 +531,10 @@ def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sw
     this C, whichever has the lower objective (the smallest C: the latter). Once a
     solution has no coordinate on the box (max |a_j| < C), it satisfies the KKT
     conditions of every larger C unchanged (they involve C only through coordinates
-    at +-C), so it is reused as is (0 sweeps). Every returned solution meets the
-    same KKT tolerance as a cold ``solve_dual``.
+    at +-C), so it is reused as is (0 sweeps). A solve that has the previous
+    epsilon's solution at its C starts with an active-set phase
+    (``active_set_first``; on a CV fold of DNA the grid took 0.65x the time).
+    Every returned solution meets the same KKT tolerance as a cold ``solve_dual``.
     Returns {(C, epsilon): (alpha, n_sweeps, converged)}.
     """
     out: dict[tuple[float, float], tuple[np.ndarray, int, bool]] = {}
@@ -540,7 +552,8 @@ def dual_path(Q, c, points: list[tuple[float, float]], tol: float = 1e-6, max_sw
                 warm = out[start][0] if start is not None else last_eps.get(C)
                 if start is not None and C in last_eps:  # the better of both starts
                     warm = min((warm, last_eps[C]), key=lambda a: _dual_objective(Q, c, a, C, eps))
-                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm)
+                out[(C, eps)] = solve_dual(Q, c, C, eps, tol, max_sweeps, alpha0=warm,
+                                           active_set_first=C in last_eps)
             start = (C, eps)
             this_eps[C] = out[start][0]
         last_eps = this_eps
