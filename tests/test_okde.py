@@ -458,6 +458,54 @@ def test_classifier_distance_is_zero_for_an_unchanged_model_and_matches_monte_ca
     assert full.cost == pytest.approx(mc, rel=0.2)
 
 
+def test_accept_falls_back_to_lapack_where_the_compiled_factor_fails(monkeypatch):
+    """Where the compiled Cholesky of S + H reports a non-positive pivot, ``accept`` factors it with LAPACK
+    (``gaussians.cholesky``): forced here on every merge, the same decisions, densities and cost as the
+    compiled factor, to rounding."""
+    d, H = 3, 0.05 * np.eye(3)
+    rng = np.random.default_rng(12)
+    mu = rng.normal(size=(5, d))
+    cov = np.array([np.diag(rng.uniform(0.05, 0.3, size=d)) for _ in range(5)])
+    w = np.full(5, 0.2)
+    neg = (np.ones(1), np.array([[0.5, -0.5, 0.0]]), np.eye(d)[None] * 0.8)
+    pts, Wsp = sigma_points(np.concatenate([mu, neg[1]]), np.concatenate([cov + H, neg[2]]))
+    pw = (np.concatenate([0.5 * w, 0.5 * neg[0]])[:, None] * Wsp[None, :]).ravel()
+    X = pts.reshape(-1, d)
+    log_neg = np.log(0.5) + log_mixture(X, *neg[:2], cholesky(neg[2]))
+    log_terms = log_gaussians(X, mu, cholesky(cov + H)) + np.log(w)
+    args = (X, pw, log_terms, np.log(0.5), lambda idx: log_neg[idx], w, mu, cov, H)
+    pairs = [(0, 1), (2, 3), (0, 4), (2, 0)]  # of the original components, through the nodes that hold them
+
+    def run(state):
+        rep, out = list(range(5)), []
+        for node, (i, j) in enumerate(pairs, start=5):
+            a, b = rep[i], rep[j]
+            if a == b:
+                continue
+            out.append(state.accept(node, a, b))
+            if out[-1]:
+                rep = [node if r in (a, b) else r for r in rep]
+        return out
+
+    compiled = ClassifierDistance(*args, 0.1)
+    decisions = run(compiled)
+    assert True in decisions and False in decisions  # both kinds of decision occur
+    merged_gaussian, calls = kernels.merged_gaussian, []
+
+    def failing(*a):
+        calls.append(1)
+        return (*merged_gaussian(*a)[:3], np.zeros((d, d)), False)  # L unusable, as for a non-positive pivot
+
+    monkeypatch.setattr(compression.kernels, "merged_gaussian", failing)
+    lapack = ClassifierDistance(*args, 0.1)
+    assert run(lapack) == decisions and len(calls) == len(decisions)
+    np.testing.assert_allclose(lapack.log_current, compiled.log_current, rtol=1e-12)
+    assert lapack.cost == pytest.approx(compiled.cost, rel=1e-9, abs=1e-15)
+    for node, a, b in [(9, 6, 7), (8, 6, 6), (8, 0, 7), (4, 6, 7)]:  # past the tree's 2n - 1 nodes; a node with
+        with pytest.raises(IndexError, match="cannot merge"):  # itself; a leaf merged before; into a leaf
+            compiled.accept(node, a, b)
+
+
 def test_classifier_distance_keeps_the_exact_density_where_a_merge_cancels():
     """Where two merged components made nearly all of a point's density (in the tails of a wide component,
     which the lighter-tailed moment match does not reach), subtracting them loses the digits of the rest;

@@ -167,6 +167,10 @@ class ClassifierDistance:
         self.known[idx] = True
 
     def accept(self, node: int, a: int, b: int) -> bool:
+        if not (self.n_leaves <= node < len(self.terms) and not self.is_active[node] and a != b
+                and self.is_active[a] and self.is_active[b]):  # the compiled code writes row ``node`` unchecked
+            raise IndexError(f"cannot merge nodes {a} and {b} into node {node}: two active nodes into a new "
+                             f"one in [{self.n_leaves}, {len(self.terms)}) are needed")
         W, m, S, L, positive = kernels.merged_gaussian(*self.moments[a], *self.moments[b], self.H)
         if not positive:  # not positive definite in the compiled factorisation: LAPACK's, with jitter if need be
             L = cholesky((S + self.H)[None])[0]
