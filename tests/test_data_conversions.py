@@ -181,3 +181,32 @@ def test_reciprocal_similarity_takes_one_or_two_dimensions():
                                   [2.0, 2.0, 0.25, 2.0])
     with pytest.raises(ValueError, match="1- or 2-d"):
         conversions.reciprocal_similarity(np.float64(3.0), 2.0)
+
+
+@pytest.mark.parametrize("size", [25, 1 << 22])
+@pytest.mark.parametrize("method", ["bound_minus", "reciprocal", "neg_log"])
+def test_similarity_to_distance_by_row_blocks_equals_the_whole_matrix_formula(monkeypatch, method, size):
+    """Paper section 5.2's conversions written on the whole matrix equal the row-block computation bit for bit
+    (the same elementwise arithmetic), blocks of 2 rows or one block; the count and the minimum in the error
+    for non-positive off-diagonal similarities too."""
+    _small_blocks(monkeypatch, size)
+    rng = np.random.default_rng(9)
+    S = rng.uniform(0.1, 1.0, size=(11, 11))
+    S = (S + S.T) / 2
+    np.fill_diagonal(S, 0.0)  # the diagonal is not read by reciprocal and neg_log, and set to 0 in D
+    bound = S.max()
+    expected = {"bound_minus": bound - S, "reciprocal": 1.0 / np.where(S > 0, S, 1.0),
+                "neg_log": -np.log(S / bound)}[method]
+    np.fill_diagonal(expected, 0.0)
+    with np.errstate(divide="ignore"):
+        D, info = similarity_to_distance(S, method)
+    np.testing.assert_array_equal(D, expected)
+    assert info["upper_bound"] == (None if method == "reciprocal" else bound)
+    if method != "bound_minus":
+        S[2, 7] = S[7, 2] = -0.25
+        S[4, 9] = 0.0
+        with pytest.raises(DataError, match=r"but 3 off-diagonal entries are <= 0 \(min -0.25\)"):
+            similarity_to_distance(S, method)
+        S[4, 9] = np.nan
+        with pytest.raises(DataError, match=r"but 3 off-diagonal entries are <= 0 \(min nan\)"):
+            similarity_to_distance(S, method)

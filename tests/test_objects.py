@@ -132,6 +132,27 @@ def test_blocks_compute_only_the_upper_triangle(monkeypatch):
     assert sum(pairs) == 40 * 41 // 2  # exactly the upper triangle, diagonal included
 
 
+@pytest.mark.parametrize("rows_per_part", [1, 2, 5, 100])
+def test_assemble_in_place_by_row_parts_equals_the_mirrored_upper_triangle(monkeypatch, rows_per_part):
+    """The lower triangle filled part by part, in place, is the upper triangle's mirror exactly (copies);
+    what the blocks hold below the diagonal is never read; a NaN above it is refused, in any part."""
+    from hlm.data import conversions
+
+    row_blocks = conversions.row_blocks
+    monkeypatch.setattr(conversions, "row_blocks", lambda n_rows, n_cols: row_blocks(n_rows, n_cols,
+                                                                                      rows_per_part * n_cols))
+    n = 9
+    U = np.random.default_rng(5).normal(size=(n, n))
+    junk = U.copy()
+    junk[np.tril_indices(n, -1)] = np.nan  # as compute_block leaves it
+    blocks = [(i0, i1, junk[i0:i1]) for i0, i1 in block_ranges(n, 4)]
+    expected = np.where(np.triu(np.ones((n, n), dtype=bool)), U, U.T)
+    np.testing.assert_array_equal(assemble(blocks, n), expected)
+    junk[6, 7] = np.nan
+    with pytest.raises(DataError, match="missing or non-finite values in the upper triangle"):
+        assemble([(i0, i1, junk[i0:i1]) for i0, i1 in block_ranges(n, 4)], n)
+
+
 def test_assemble_checks_coverage():
     b = compute_block([np.zeros(2), np.ones(2), np.full(2, 2.0)], "euclidean", 0, 2)
     with pytest.raises(DataError, match="row 2 is covered by 0 blocks"):

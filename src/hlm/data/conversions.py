@@ -25,10 +25,6 @@ def _err(where: str | None, msg: str) -> DataError:
     return DataError(f"{where}: {msg}" if where else msg)
 
 
-def _offdiag(n: int) -> np.ndarray:
-    return ~np.eye(n, dtype=bool)
-
-
 def _bound(S: np.ndarray, upper_bound: float | None, where: str | None) -> float:
     top = float(S.max())
     if upper_bound is None:
@@ -73,26 +69,33 @@ def similarity_to_distance(
         method = "bound_minus" if use_bound else "reciprocal"
     if method == "reciprocal" and upper_bound is not None:
         raise _err(where, "upper_bound is not used by to_distance reciprocal")
-    off = _offdiag(S.shape[0])
+    n = S.shape[0]
     bound = None
     if method in ("reciprocal", "neg_log"):
-        bad = off & ~(S > 0)
-        if bad.any():
+        count, smallest = 0, np.inf
+        for rows in row_blocks(n, n):  # the off-diagonal entries, a block of rows at a time
+            block = S[rows].copy()
+            block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = np.inf  # the diagonal: left out
+            count += int(np.count_nonzero(~(block > 0)))
+            smallest = float(np.minimum(smallest, block.min()))  # NaN propagates, as S[off].min() did
+        if count:
             raise _err(
                 where,
                 f"to_distance {method} needs positive similarities, but "
-                f"{int(np.count_nonzero(bad))} off-diagonal entries are <= 0 "
-                f"(min {float(S[off].min()):g}); use to_distance bound_minus",
+                f"{count} off-diagonal entries are <= 0 "
+                f"(min {smallest:g}); use to_distance bound_minus",
             )
+    if method != "reciprocal":
+        bound = _bound(S, upper_bound, where)
+    D = np.empty(S.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if method == "bound_minus":
-            bound = _bound(S, upper_bound, where)
-            D = bound - S
-        elif method == "reciprocal":
-            D = 1.0 / S
-        else:
-            bound = _bound(S, upper_bound, where)
-            D = -np.log(S / bound)
+        for rows in row_blocks(n, n):  # no N x N temporaries
+            if method == "bound_minus":
+                np.subtract(bound, S[rows], out=D[rows])
+            elif method == "reciprocal":
+                np.divide(1.0, S[rows], out=D[rows])
+            else:
+                D[rows] = -np.log(S[rows] / bound)
     np.fill_diagonal(D, 0.0)
     return D, {"to_distance": method, "upper_bound": bound}
 

@@ -77,13 +77,14 @@ def distances_from_blocks(name: str, entry: dict, objects_path: str, blocks: lis
 
     spec = validate_entry(name, entry)
     ids, _, labels = read_objects(objects_path)
-    parts = []
-    for path in blocks:
-        meta = read_metadata(path)
-        frame = pd.read_parquet(path)
-        parts.append((int(meta["i0"]), int(meta["i1"]), np.stack(frame["values"].to_numpy())))
-    M = assemble(parts, len(ids), where=f"dataset '{name}' distance blocks")
-    artifact = artifact_from_matrix(spec, ids, labels, M, {**read_metadata(objects_path), "n_blocks": len(parts)})
+
+    def parts():  # one block file in memory at a time
+        for path in blocks:
+            meta = read_metadata(path)
+            yield int(meta["i0"]), int(meta["i1"]), np.stack(pd.read_parquet(path)["values"].to_numpy())
+
+    M = assemble(parts(), len(ids), where=f"dataset '{name}' distance blocks")
+    artifact = artifact_from_matrix(spec, ids, labels, M, {**read_metadata(objects_path), "n_blocks": len(blocks)})
     write_distances(artifact, output)
     log.info("%s: %d x %d %s matrix from %d blocks, conversion %s, written to %s", name, len(ids), len(ids),
-             spec.distance, len(parts), artifact.conversion, output)
+             spec.distance, len(blocks), artifact.conversion, output)
