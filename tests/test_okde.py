@@ -501,8 +501,9 @@ def test_accept_falls_back_to_lapack_where_the_compiled_factor_fails(monkeypatch
     assert run(lapack) == decisions and len(calls) == len(decisions)
     np.testing.assert_allclose(lapack.log_current, compiled.log_current, rtol=1e-12)
     assert lapack.cost == pytest.approx(compiled.cost, rel=1e-9, abs=1e-15)
-    for node, a, b in [(9, 6, 7), (8, 6, 6), (8, 0, 7), (4, 6, 7)]:  # past the tree's 2n - 1 nodes; a node with
-        with pytest.raises(IndexError, match="cannot merge"):  # itself; a leaf merged before; into a leaf
+    # past the tree's 2n - 1 nodes; a node with itself; a leaf merged before; into a leaf; a negative index
+    for node, a, b in [(9, 6, 7), (8, 6, 6), (8, 0, 7), (4, 6, 7), (8, -3, 7)]:
+        with pytest.raises(IndexError, match="cannot merge"):
             compiled.accept(node, a, b)
 
 

@@ -249,15 +249,16 @@ def test_dual_path_meets_the_kkt_rule_and_the_cold_objective():
     points = [(C, eps) for eps in (1.0, 0.1, 0.01, 0.001) for C in (1e-3, 0.1, 10.0, 1e3, 1e5)]
     path = dual_path(Q, c, points, tol=1e-9, max_sweeps=100_000)
     assert set(path) == set(points)
-    reused = 0
     for C, eps in points:
-        alpha, n_sweeps, converged = path[(C, eps)]
+        alpha, _, converged = path[(C, eps)]
         assert converged and np.abs(alpha).max(initial=0.0) <= C
         assert kkt_violation(K_tilde, y, alpha, C, eps) <= solver_tolerance(c, 1e-9)
         cold, _, _ = solve_dual(Q, c, C, eps, tol=1e-9, max_sweeps=100_000)
         cold_objective = _objective(K_tilde, y, cold, eps)
         assert _objective(K_tilde, y, alpha, eps) == pytest.approx(cold_objective, rel=1e-7, abs=1e-10)
-        reused += n_sweeps == 0
+    costs = sorted({C for C, _ in points})
+    reused = sum(path[(C, eps)][0] is path[(before, eps)][0]  # the same array: not solved again
+                 for _, eps in points[:: len(costs)] for before, C in zip(costs, costs[1:]))
     assert reused >= 3  # large C: the unbounded solution is reused, not re-solved
 
 

@@ -158,7 +158,8 @@ def fit_similarities(D: np.ndarray, index=None, *, where: str | None = None,
     with np.errstate(divide="ignore"):
         for rows in row_blocks(n, n):
             # a float64 copy: D may be a memory map, or integer or float32 (spec 4.2 is computed in float64)
-            block = np.array(D[rows] if index is None else D[np.ix_(index[rows], index)], dtype=np.float64)
+            block = (np.array(D[rows], dtype=np.float64) if index is None  # a view of D: copied
+                     else np.asarray(D[np.ix_(index[rows], index)], dtype=np.float64))  # already a copy
             if whole and not _finite_non_negative(block):
                 raise _err(where, "fit distances must be finite and non-negative")
             block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = 0.0  # the diagonal: left out

@@ -167,7 +167,8 @@ class ClassifierDistance:
         self.known[idx] = True
 
     def accept(self, node: int, a: int, b: int) -> bool:
-        if not (self.n_leaves <= node < len(self.terms) and not self.is_active[node] and a != b
+        n = len(self.terms)
+        if not (self.n_leaves <= node < n and 0 <= a < n and 0 <= b < n and a != b and not self.is_active[node]
                 and self.is_active[a] and self.is_active[b]):  # the compiled code writes row ``node`` unchecked
             raise IndexError(f"cannot merge nodes {a} and {b} into node {node}: two active nodes into a new "
                              f"one in [{self.n_leaves}, {len(self.terms)}) are needed")
