@@ -106,6 +106,19 @@ def row_blocks(n_rows: int, n_cols: int, size: int = 1 << 22):
     return [slice(lo, min(lo + step, n_rows)) for lo in range(0, n_rows, step)]
 
 
+def mirror_upper(M: np.ndarray) -> np.ndarray:
+    """In place: the lower triangle of the square ``M`` becomes the mirror of its upper one (copies, so the
+    result is exactly symmetric), by blocks of rows: no N x N temporary. Returns ``M``."""
+    n = M.shape[0]
+    for rows in row_blocks(n, n):
+        i0, i1 = rows.start, rows.stop
+        M[i0:i1, :i0] = M[:i0, i0:i1].T
+        square = M[i0:i1, i0:i1]
+        lower = np.tril_indices(i1 - i0, -1)
+        square[lower] = square.T[lower]
+    return M
+
+
 def symmetrize(D, tol: float = 1e-12) -> tuple[np.ndarray, bool]:
     """``(D + D^T)/2`` when max|D - D^T| > tol * max|D| (paper section 5.2).
 

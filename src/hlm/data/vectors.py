@@ -24,19 +24,26 @@ of a whole labelled set (data/README.md's comparison with the UW file).
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import pdist, squareform
+from scipy.spatial.distance import cdist
 
+from hlm.data.conversions import mirror_upper, row_blocks
 from hlm.errors import DataError
 
 
 def euclidean(X) -> np.ndarray:
-    """Pairwise Euclidean distances of the rows of X (N x p) as an N x N float64 matrix."""
+    """Pairwise Euclidean distances of the rows of X (N x p) as an N x N float64 matrix: the upper triangle by
+    blocks of rows (SciPy's ``cdist``; ``pdist``'s values, to the bit on our machines), mirrored in place; the matrix is the
+    only N x N array made (``squareform(pdist(X))`` held the condensed half beside it: 1.6 GB at Letter's size)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise DataError(f"records must be a 2-D array (got shape {X.shape})")
     if X.shape[0] < 2:
         return np.zeros((X.shape[0], X.shape[0]))
-    return squareform(pdist(X, metric="euclidean"))
+    n = X.shape[0]
+    D = np.empty((n, n))
+    for rows in row_blocks(n, n):
+        D[rows, rows.start:] = cdist(X[rows], X[rows.start:], metric="euclidean")
+    return mirror_upper(D)
 
 
 def _codes(column: np.ndarray) -> tuple[np.ndarray, int]:

@@ -71,7 +71,7 @@ def assemble(blocks, n: int, where: str = "distance blocks") -> np.ndarray:
     """The full symmetric matrix from upper-triangle row blocks ``(i0, i1, block)``, every row covered exactly
     once, built in place: the matrix is the only N x N array made, and ``blocks`` (any iterable, e.g. one
     that reads each block file as it is asked for) is read once."""
-    from hlm.data.conversions import row_blocks
+    from hlm.data.conversions import mirror_upper, row_blocks
 
     M = np.full((n, n), np.nan)
     covered = np.zeros(n, dtype=int)
@@ -87,10 +87,4 @@ def assemble(blocks, n: int, where: str = "distance blocks") -> np.ndarray:
     for rows in parts:  # the upper triangle (columns j >= i of row i) must be there
         if not np.isfinite(np.triu(M[rows, rows.start:])).all():
             raise DataError(f"{where}: missing or non-finite values in the upper triangle")
-    for rows in parts:  # the lower triangle by symmetry: rows i0..i1-1 below the diagonal, from the columns
-        i0, i1 = rows.start, rows.stop
-        M[i0:i1, :i0] = M[:i0, i0:i1].T
-        square = M[i0:i1, i0:i1]
-        lower = np.tril_indices(i1 - i0, -1)
-        square[lower] = square.T[lower]
-    return M
+    return mirror_upper(M)  # the lower triangle by symmetry
