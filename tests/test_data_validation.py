@@ -131,3 +131,25 @@ def test_align_labels_extra_ids():
     with pytest.raises(DataError) as exc:
         align_labels(["a"], ["a", "zz"], ["x", "y"], **KW)
     one_line(exc, "labels file has 1 ids not in the matrix ('zz')")
+
+
+@pytest.mark.parametrize("rows_per_block", [1, 2, 50])
+def test_nonfinite_and_negative_counts_by_row_blocks(monkeypatch, rows_per_block):
+    """By blocks of rows: the count and the first (row-major) NaN/inf entry as on the whole matrix, and the
+    count of negative distances in check_matrix's error."""
+    from hlm.data import conversions, validation
+
+    row_blocks = conversions.row_blocks
+    monkeypatch.setattr(validation, "row_blocks",
+                        lambda n_rows, n_cols, size=None: row_blocks(n_rows, n_cols, rows_per_block * n_cols))
+    M = np.abs(np.random.default_rng(2).normal(size=(7, 7)))
+    assert validation.nonfinite(M) is None
+    M[3, 5], M[3, 1], M[6, 0] = np.nan, np.inf, -np.inf
+    bad = ~np.isfinite(M)
+    i, j = np.argwhere(bad)[0]
+    assert validation.nonfinite(M) == (3, i, j) == (3, 3, 1)
+    M = np.abs(np.nan_to_num(M, nan=1.0, posinf=1.0, neginf=1.0))
+    np.fill_diagonal(M, 0.0)
+    M[2, 4], M[5, 6] = -0.5, -1e-3
+    with pytest.raises(DataError, match=r"2 negative entries \(min -0.5\)"):
+        validation.check_matrix(M, name="toy")

@@ -52,12 +52,17 @@ def _few(items, k: int = 3) -> str:
 
 
 def nonfinite(M: np.ndarray) -> tuple[int, int, int] | None:
-    """(count, row, column) of the NaN/inf entries of a 2-D array (first one, 0-based), or None."""
-    bad = ~np.isfinite(M)
-    if not bad.any():
-        return None
-    i, j = np.argwhere(bad)[0]
-    return int(bad.sum()), int(i), int(j)
+    """(count, row, column) of the NaN/inf entries of a 2-D array (first one, 0-based), or None; by blocks of
+    rows (no N x N mask)."""
+    count, first = 0, None
+    for rows in row_blocks(M.shape[0], M.shape[1]):
+        bad = ~np.isfinite(M[rows])
+        found = int(np.count_nonzero(bad))
+        if found and first is None:
+            i, j = np.argwhere(bad)[0]
+            first = (rows.start + int(i), int(j))
+        count += found
+    return None if first is None else (count, *first)
 
 
 def check_matrix(M, *, name: str | None = None, path: str | None = None, kind: str = "distance") -> np.ndarray:
@@ -86,10 +91,10 @@ def check_matrix(M, *, name: str | None = None, path: str | None = None, kind: s
             f"{where}: {kind} matrix has {count} NaN/inf entries (first at row {i + 1}, column {j + 1})"
         )
     if kind == "distance":
-        neg = M < 0
-        if neg.any():
+        negative = sum(int(np.count_nonzero(M[rows] < 0)) for rows in row_blocks(*M.shape))  # no N x N mask
+        if negative:
             raise DataError(
-                f"{where}: distance matrix has {int(neg.sum())} negative entries "
+                f"{where}: distance matrix has {negative} negative entries "
                 f"(min {float(M.min()):g})"
             )
         diag = np.diag(M)

@@ -32,8 +32,9 @@ from hlm.errors import DataError
 
 def euclidean(X) -> np.ndarray:
     """Pairwise Euclidean distances of the rows of X (N x p) as an N x N float64 matrix: the upper triangle by
-    blocks of rows (SciPy's ``cdist``; ``pdist``'s values, to the bit on our machines), mirrored in place; the matrix is the
-    only N x N array made (``squareform(pdist(X))`` held the condensed half beside it: 1.6 GB at Letter's size)."""
+    blocks of rows (SciPy's ``cdist``; ``pdist``'s values, to the bit on our machines), mirrored in place; the
+    matrix is the only N x N array made (``squareform(pdist(X))`` held the condensed half beside it: 1.6 GB at
+    Letter's size)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise DataError(f"records must be a 2-D array (got shape {X.shape})")
