@@ -102,6 +102,9 @@ GRIDS = {
                                       "test_transform": ["consistent", "raw"]}),
     "krr_knn": (KRRKNN(), {"n_neighbors": [2, 8, 32], "ridge": [10.0, 0.1, 0.001]}),
     "psvm": (PSVM(max_sweeps=100_000), {"C": [1e-3, 0.1, 10.0, 1e3, 1e5], "epsilon": [1.0, 0.1, 0.01, 0.001]}),
+    "hlm_vsh": (MixtureHLM(n_init=3, random_state=4), {"n_components": [1, 2, 3, 5, 40, "kernel"]}),
+    "hlm_gknn_per_class": (MixtureHLM(clustering="gknn", shape="per_class"),
+                           {"n_components": [2, 4], "round_shape": [True, False]}),
     "svm_knn": (SVMKNN(), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
     "svm_knn_flip": (SVMKNN(local_kernel="flip"), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
     "svm_knn_shift": (SVMKNN(local_kernel="shift"), {"n_neighbors": [2, 8, 32], "C": [1e-3, 0.1, 10.0, 1e3]}),
@@ -163,8 +166,27 @@ def test_grid_path_equals_refits(name, aural, three_class):
     distinct = 0
     for fold in (aural, three_class):
         predictions = assert_paths_equal(estimator, fold, list(ParameterGrid(grid)))
-        distinct = max(distinct, len({tuple(p) for p in predictions}))
+        distinct = max(distinct, len({tuple(p) for p in predictions if p is not None}))
     assert distinct > 1  # the grid points really differ
+
+
+def test_mixture_hlm_grid_path_shares_the_input_check_and_gives_none_where_a_refit_fails(monkeypatch, three_class):
+    """One input check for the points that differ in M; a point no cluster can estimate (M = 40 for classes of
+    22: singletons) is None, as predict_each gives; a subclass with its own fit takes the plain refits."""
+    S_fit, y_fit, S_val, _ = three_class
+    D_fit, D_val = as_distances(S_fit), as_distances(S_val)
+    checks, check = [], MixtureHLM._check_fit_input
+    monkeypatch.setattr(MixtureHLM, "_check_fit_input", lambda self, D, y: checks.append(1) or check(self, D, y))
+    out = MixtureHLM(n_init=2).predict_grid(D_fit, y_fit, D_val, [{"n_components": m} for m in (1, 3, 40)])
+    assert len(checks) == 1 and out[2] is None and all(p is not None for p in out[:2])
+
+    class OwnFit(MixtureHLM):
+        def fit(self, D, y):
+            return super().fit(D, y)
+
+    checks.clear()
+    OwnFit(n_init=2).predict_grid(D_fit, y_fit, D_val, [{"n_components": m} for m in (1, 3)])
+    assert len(checks) == 2
 
 
 @pytest.mark.parametrize("name", sorted(set(GRIDS) - {"knn"}))

@@ -30,11 +30,13 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from hlm.errors import DataError
+from hlm.errors import DataError, HLMError
 from hlm.gamma import ComponentStats, fit_gamma, log_pseudo_density
 from hlm.models._base import PosteriorClassifier
+from hlm.models._grid import group_grid
 
 
 @dataclass
@@ -123,6 +125,9 @@ class MixtureHLM(PosteriorClassifier):
         "random_state": [Interval(Integral, 0, None, closed="left")],
     }
 
+    #: the grid parameter whose points share one input check and the class blocks (``predict_grid``)
+    _path_params = ("n_components",)
+
     def __init__(
         self,
         n_components=4,
@@ -156,6 +161,12 @@ class MixtureHLM(PosteriorClassifier):
         w = _check_weights(sample_weight, D.shape[0])
         if self.n_components == "kernel":
             return self._fit_kernel(D, y)
+        return self._fit_components(D, y_idx, w, prototypes)
+
+    def _fit_components(self, D, y_idx, w, prototypes=None, class_blocks=None):
+        """``fit`` after its input checks: each class clustered (or given its prototypes), then the estimate.
+        ``class_blocks`` (class k -> ``D[np.ix_(idx_k, idx_k)]``, as ``predict_grid`` shares them across M): the
+        blocks the clustering would otherwise slice."""
         from hlm.clustering import cluster
 
         given = None if prototypes is None else np.unique(np.asarray(prototypes, dtype=np.intp))
@@ -175,7 +186,8 @@ class MixtureHLM(PosteriorClassifier):
                 result_protos, assignment = np.arange(n_k), np.arange(n_k)
             else:
                 M = min(int(self.n_components), n_k)
-                res = cluster(D[np.ix_(idx, idx)], M, self.clustering, seed=self.random_state + k,
+                block = D[np.ix_(idx, idx)] if class_blocks is None else class_blocks[k]
+                res = cluster(block, M, self.clustering, seed=self.random_state + k,
                               n_init=self.n_init, weights=None if w is None else w[idx])
                 result_protos, assignment = res.prototypes, res.assignment
             for j, p in enumerate(result_protos):
@@ -236,6 +248,38 @@ class MixtureHLM(PosteriorClassifier):
         class_shape = np.broadcast_to(np.asarray(class_shape, float), (len(self.classes_),))
         self.shape_ = float(class_shape[0]) if np.all(class_shape == class_shape[0]) else class_shape.copy()
         self.n_prototypes_ = int(len(protos))
+
+    def predict_grid(self, D_fit, y, D_val, grid: list[dict]) -> list:
+        """Predictions of ``D_val`` at every grid point after a refit on ``(D_fit, y)`` (one CV fold), the fit's
+        input checks and each class's block of distances shared by the points that differ in ``n_components``
+        only (on a fold of Letter's 14,400 objects, 0.2 s of each of the 13 refits); the same predictions as
+        refits. A subclass with a ``fit`` of its own, or sample weights, take the plain refits."""
+        if type(self).fit is not MixtureHLM.fit:
+            return super().predict_grid(D_fit, y, D_val, grid)
+        out: list = [None] * len(grid)
+        for outer, points in group_grid(self, grid, self._path_params).items():
+            model = clone(self).set_params(**dict(outer))
+            try:
+                D, y_idx = model._check_fit_input(D_fit, y)
+            except HLMError:  # as predict_each: no fit at any of these points
+                continue
+            class_blocks = None
+            for g, params in points:
+                point = clone(model).set_params(**params)
+                point.classes_, point.n_features_in_, point.class_prior_ = (model.classes_, model.n_features_in_,
+                                                                             model.class_prior_)
+                try:
+                    if point.n_components == "kernel":
+                        point._fit_kernel(D, y)
+                    else:
+                        if class_blocks is None:
+                            class_blocks = [D[np.ix_(idx, idx)] for idx in
+                                            (np.flatnonzero(y_idx == k) for k in range(len(model.classes_)))]
+                        point._fit_components(D, y_idx, None, class_blocks=class_blocks)
+                except HLMError:  # a point the data cannot support (predict_each's None)
+                    continue
+                out[g] = point.predict(D_val)
+        return out
 
     def _fit_kernel(self, D, y):
         from hlm.models.kernel_hlm import KernelHLM
