@@ -210,3 +210,9 @@ def test_similarity_to_distance_by_row_blocks_equals_the_whole_matrix_formula(mo
         S[4, 9] = np.nan
         with pytest.raises(DataError, match=r"but 3 off-diagonal entries are <= 0 \(min nan\)"):
             similarity_to_distance(S, method)
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (3,), (2, 2, 2)])
+def test_similarity_to_distance_refuses_a_matrix_that_is_not_square(shape):
+    with pytest.raises(DataError, match=r"similarity matrix is not square"):
+        similarity_to_distance(np.full(shape, 0.5), "reciprocal")

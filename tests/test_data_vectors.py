@@ -41,6 +41,8 @@ def test_euclidean_by_row_blocks_is_pdist_to_the_bit(monkeypatch, rows_per_block
         np.testing.assert_allclose(D, squareform(pdist(X)), rtol=4e-16 * X.shape[1], atol=0)
         np.testing.assert_array_equal(D, D.T)
         np.testing.assert_array_equal(np.diag(D), 0.0)
+    X = np.array([[1.0, np.nan], [0.0, 0.0], [1.0, 1.0]])  # a bad row: NaN off the diagonal only, as pdist's
+    np.testing.assert_array_equal(np.isnan(euclidean(X)), np.isnan(squareform(pdist(X))))
 
 
 def test_vdm_q1_by_hand():

@@ -62,6 +62,8 @@ def similarity_to_distance(
     Returns ``(D, {"to_distance": method used, "upper_bound": S_bar or None})``.
     """
     S = np.asarray(S, dtype=np.float64)
+    if S.ndim != 2 or S.shape[0] != S.shape[1]:
+        raise _err(where, f"similarity matrix is not square {S.shape}")
     if method not in METHODS:
         raise _err(where, f"to_distance must be one of {', '.join(METHODS)} (got {method!r})")
     if method == "auto":
@@ -108,7 +110,8 @@ def row_blocks(n_rows: int, n_cols: int, size: int = 1 << 22):
 
 def mirror_upper(M: np.ndarray) -> np.ndarray:
     """In place: the lower triangle of the square ``M`` becomes the mirror of its upper one (copies, so the
-    result is exactly symmetric), by blocks of rows: no N x N temporary. Returns ``M``."""
+    result is exactly symmetric), by blocks of rows: temporaries of about one block (``row_blocks``' size).
+    Returns ``M``."""
     n = M.shape[0]
     for rows in row_blocks(n, n):
         i0, i1 = rows.start, rows.stop

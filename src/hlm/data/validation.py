@@ -54,6 +54,8 @@ def _few(items, k: int = 3) -> str:
 def nonfinite(M: np.ndarray) -> tuple[int, int, int] | None:
     """(count, row, column) of the NaN/inf entries of a 2-D array (first one, 0-based), or None; by blocks of
     rows (no N x N mask)."""
+    if M.ndim != 2:
+        raise ValueError(f"nonfinite takes a 2-D array, not {M.ndim}-D")
     count, first = 0, None
     for rows in row_blocks(M.shape[0], M.shape[1]):
         bad = ~np.isfinite(M[rows])

@@ -44,6 +44,7 @@ def euclidean(X) -> np.ndarray:
     D = np.empty((n, n))
     for rows in row_blocks(n, n):
         D[rows, rows.start:] = cdist(X[rows], X[rows.start:], metric="euclidean")
+    np.fill_diagonal(D, 0.0)  # as squareform: 0 even for a row with NaN/inf (refused later, by name)
     return mirror_upper(D)
 
 

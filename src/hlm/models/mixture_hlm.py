@@ -201,7 +201,7 @@ class MixtureHLM(PosteriorClassifier):
                 f"class(es) {', '.join(self.fallback_classes_)} have fewer than {self.min_cluster_size} "
                 "training objects: too small to cluster, every object is a prototype (Kernel HLM form)",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         self._estimate(D, np.array(protos), np.array(comp_class), np.array(comp_count, float), members, w)
         return self
@@ -253,7 +253,8 @@ class MixtureHLM(PosteriorClassifier):
         """Predictions of ``D_val`` at every grid point after a refit on ``(D_fit, y)`` (one CV fold), the fit's
         input checks and each class's block of distances shared by the points that differ in ``n_components``
         only (on a fold of Letter's 14,400 objects, 0.2 s of each of the 13 refits); the same predictions as
-        refits. A subclass with a ``fit`` of its own, or sample weights, take the plain refits."""
+        refits. It holds every class's block for the group (the sum of the squared class sizes: 64 MB on Letter),
+        where a refit holds one at a time. A subclass with a ``fit`` of its own takes the plain refits."""
         if type(self).fit is not MixtureHLM.fit:
             return super().predict_grid(D_fit, y, D_val, grid)
         out: list = [None] * len(grid)
