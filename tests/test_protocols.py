@@ -87,6 +87,11 @@ def test_llc_pc_rows_equal_direct_refits(registry):
         cv = frame[(frame.method == method) & (frame.selection == "cv")].iloc[0]
         assert cv.n_subclasses == best["n_subclasses"]
         assert cv.accuracy == path[path.n_subclasses == cv.n_subclasses].accuracy.iloc[0]
+    # cv=False: the same path rows, without the CV's
+    paths = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2], cv=False)
+    expected = frame[frame.selection == "path"].reset_index(drop=True)
+    assert (paths.selection == "path").all() and len(paths) == len(expected) == 8
+    pd.testing.assert_frame_equal(paths.drop(columns="fit_seconds"), expected.drop(columns="fit_seconds"))
 
 
 def _twoway_frame(errors_two: dict, errors_mda: dict, cv_two, cv_mda) -> pd.DataFrame:

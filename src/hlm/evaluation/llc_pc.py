@@ -47,13 +47,13 @@ def partition(y: np.ndarray, dataset: str, seed: int, index: int) -> tuple[np.nd
 
 def run_llc_pc(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_folds: int, n_partitions: int,
                k_max: int = SUBCLASS_GRID[-1], methods=LLC_METHODS, partitions: list[int] | None = None,
-               n_jobs: int = 1) -> pd.DataFrame:
+               n_jobs: int = 1, cv: bool = True) -> pd.DataFrame:
     """Rows (partition, method, selection 'path'|'cv', n_subclasses, accuracy %, mpe, ...).
 
     'path' rows: one fit to ``k_max`` on the training part, tested at every K from the class count N to
     ``k_max`` (the paper's "1 to 40": a K below N is N, one subclass per class); 'cv' rows: K chosen by the
-    inner CV over the same range, refitted and tested (fit_seconds includes the CV). ``partitions``: run only
-    these (tests).
+    inner CV over the same range, refitted and tested (fit_seconds includes the CV); ``cv=False`` leaves them
+    out (the paper's "optimal" needs only the path). ``partitions``: run only these (tests).
     """
     y = np.asarray(y)
     ks = list(range(len(np.unique(y)), k_max + 1))
@@ -63,8 +63,9 @@ def run_llc_pc(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_fold
         state = derive_seed(seed, dataset, "llc-pc", index, "model") % 2**31
         for method in methods:
             rows += _path_rows(index, method, X, y, train, test, ks, state)
-            rows.append(_cv_row(index, method, X, y, train, test, ks, state, cv_folds,
-                                derive_seed(seed, dataset, "llc-pc", index, "cv"), n_jobs))
+            if cv:
+                rows.append(_cv_row(index, method, X, y, train, test, ks, state, cv_folds,
+                                    derive_seed(seed, dataset, "llc-pc", index, "cv"), n_jobs))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
