@@ -999,6 +999,24 @@ def test_compiled_merge_matches_numpy(P, d):
     assert moved_n.any()
 
 
+def test_merge_where_class_density_is_zero():
+    """Where every term of class i is -inf (p_i = 0 at the point), both merged_terms give the new component's
+    term as the candidate (numpy's gave NaN: -inf - -inf), and the point moves."""
+    rng = np.random.default_rng(51)
+    X, w, mu, cov, H, terms = _merge_inputs(rng, 60, 2)
+    n = len(w)
+    terms[:n, :3] = -np.inf
+    W, m, S, L, _ = kernels.merged_gaussian(w[0], mu[0], cov[0], w[1], mu[1], cov[1], H)
+    log_current = logsumexp(terms[:n], axis=0)
+    assert np.isneginf(log_current[:3]).all()
+    inside = np.ones(60, dtype=bool)
+    for f in (kernels.merged_terms, compression.merged_terms):
+        t = terms.copy()
+        cand, _, moved = f(X, m, L, np.log(W), t, n, 0, 1, np.arange(n), log_current, np.empty(0), inside, 1e-6)
+        np.testing.assert_array_equal(cand[:3], t[n, :3])
+        assert np.isfinite(cand).all() and moved[:3].all()
+
+
 def test_compiled_parts_match_posterior_distance_and_its_bound():
     """kernels.parts: pw D^2 (compression.posterior_distance) where the negatives are known, pw times
     compression.posterior_distance_bound elsewhere, and the changes of both sums."""

@@ -235,10 +235,10 @@ def merged_terms(X, m, L, log_w, terms, node, a, b, active, log_current, log_flo
     if len(log_floor):
         grown = ~inside & (np.maximum(np.maximum(terms[a], terms[b]), log_new) >= log_floor)
     s = log_current
-    rest = 1.0 - np.exp(terms[a] - s) - np.exp(terms[b] - s)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # NaN where p_i is 0 (s = -inf): summed afresh below
+        rest = 1.0 - np.exp(terms[a] - s) - np.exp(terms[b] - s)
         candidate = np.logaddexp(s + np.log(np.maximum(rest, 0.0)), log_new)
-    lost = np.flatnonzero(rest < cancellation)
+    lost = np.flatnonzero(~(rest >= cancellation))
     if lost.size:  # a's and b's terms were nearly all of p_i: there, sum the others and the new one afresh
         others = active[(active != a) & (active != b)]
         candidate[lost] = logsumexp(np.concatenate([terms[np.ix_(others, lost)], log_new[None, lost]]), axis=0)
