@@ -31,6 +31,7 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--method", choices=LLC_METHODS, default="llc_pc_mpe")
     ap.add_argument("--at", type=int, action="append", default=[], help="also print the accuracy at this K")
+    ap.add_argument("--curve", action="store_true", help="print the whole mean curve")
     args = ap.parse_args(argv)
     config = load_config(ROOT / "config/config.yaml")
     rec = load_vectors(load_registry(ROOT / "config/datasets.yaml")[args.dataset], ROOT)
@@ -47,6 +48,8 @@ def main(argv=None) -> int:
     print(f"  mean curve over {args.partitions}: optimal {mean[k]:.2f} (SE {se[k]:.2f}) at K = {k}")
     for k in args.at:
         print(f"  at K = {k}: {mean[k]:.2f} (SE {se[k]:.2f})")
+    if args.curve:
+        print("  K: mean (SE) " + ", ".join(f"{k}: {mean[k]:.2f} ({se[k]:.2f})" for k in mean.index))
     return 0
 
 
