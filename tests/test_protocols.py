@@ -61,7 +61,7 @@ def test_twoway_rows_equal_direct_refits_with_missing_values(registry):
 def test_llc_pc_rows_equal_direct_refits(registry):
     """Iris (3 classes), one 60:40 partition: the path rows start at K = N = 3 (a smaller K is N) and each
     equals a refit at that K; the equivalence columns equal refits with the other schemas; the CV row refits
-    the K the house CV chooses over the same range."""
+    the K the house CV chooses over the same range. cv=False gives the same path rows, alone."""
     rec = load_vectors(registry["iris"], ROOT)
     X, y = rec.features, rec.labels
     frame = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2])

@@ -66,8 +66,9 @@ def merged_terms(X, m, L, log_w, terms, node, a, b, active, log_current, log_flo
 
     - its terms log w N(x; m, L L^T) (whitening by forward substitution) go to row ``node`` of ``terms``;
     - ``candidate``: log p_i after the merge, log(e^s - e^a - e^b + e^new) with s = log p_i before it
-      (``log_current``), written s + log(rest) with rest = 1 - e^(a - s) - e^(b - s); where rest <
-      ``cancellation`` (the difference lost digits) the log-sum of the other ``active`` nodes' terms and the new one;
+      (``log_current``), written s + log(rest) with rest = 1 - e^(a - s) - e^(b - s); where rest is not >=
+      ``cancellation`` (the difference lost digits, or NaN where p_i = 0) the log-sum of the other ``active``
+      nodes' terms and the new one;
     - ``grown``: the points outside the region (``inside``) where a's, b's or the new term reaches
       ``log_floor`` (none if ``log_floor`` is empty: the region is every point);
     - ``moved``: the points of the grown region where the candidate differs from ``log_current``.
