@@ -258,3 +258,45 @@ def test_take_reads_blocks_in_chunks_as_fancy_indexing_would(tmp_path, monkeypat
             take(M, np.ones(23, dtype=bool))
         with pytest.raises(IndexError, match="must be integers"):
             take(M, [0], [1.0])
+
+
+def test_float32_storage_halves_the_file_and_take_gives_float64(tmp_path, monkeypatch):
+    """distance_dtype float32: the .npy stores float32 (half the bytes), the metadata says so, and take() returns
+    float64 blocks equal to the float32-rounded matrices, across chunk borders, rows unsorted and repeated."""
+    art = _artifact(np.random.default_rng(4), n=23)
+    write_distances(art, tmp_path / "d64.parquet")
+    write_distances(art, tmp_path / "d32.parquet", dtype="float32")
+    data64 = np.load(tmp_path / "d64.npy", mmap_mode="r")
+    data32 = np.load(tmp_path / "d32.npy", mmap_mode="r")
+    assert data32.dtype == np.float32 and data32.shape == data64.shape == (2, 23, 23)
+    assert data32.nbytes * 2 == data64.nbytes
+    back = read_distances(tmp_path / "d32.parquet")
+    assert back.metadata["dtype"] == "float32"
+    assert read_distances(tmp_path / "d64.parquet").metadata["dtype"] == "float64"
+    assert back.distances.dtype == np.float32 and not back.distances.flags.writeable
+    monkeypatch.setattr(artifacts, "TAKE_CHUNK_BYTES", 3 * 23 * 4)  # 3 float32 rows per map
+    rows, cols = np.array([7, 22, 0, 7, 13, 3, 19, 1]), np.array([5, 0, 21, 9])
+    for M, ref in ((back.distances, art.distances), (back.similarities, art.similarities)):
+        rounded = ref.astype(np.float32).astype(np.float64)
+        block = take(M, rows, cols)
+        assert block.dtype == np.float64 and type(block) is np.ndarray
+        np.testing.assert_array_equal(block, rounded[np.ix_(rows, cols)])
+        np.testing.assert_array_equal(take(M, rows), rounded[rows])
+        np.testing.assert_array_equal(take(M[1:], [0, 4], cols), rounded[1:][np.ix_([0, 4], cols)])  # a view
+        assert np.abs(block - ref[np.ix_(rows, cols)]).max() <= 2.0**-24 * np.abs(ref).max()  # float32's rounding
+
+
+def test_float32_storage_refuses_what_it_cannot_hold(tmp_path):
+    """A finite value beyond float32's range is one line naming the cell (no inf stored, no file left); an unknown
+    dtype is refused; metadata that disagrees with the .npy's type is one line."""
+    art = _artifact(np.random.default_rng(5), n=6, similarities=False)
+    art.distances[4, 2] = art.distances[2, 4] = 1e39
+    with pytest.raises(DataError, match=r"big.parquet: distances\[2, 4\] = 1e\+39 lies beyond the range of float32"):
+        write_distances(art, tmp_path / "big.parquet", dtype="float32")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(DataError, match="cannot store matrices as 'float16'"):
+        write_distances(art, tmp_path / "big.parquet", dtype="float16")
+    write_distances(art, tmp_path / "big.parquet")  # float64 holds it
+    np.save(tmp_path / "big.npy", np.zeros((1, 6, 6), dtype=np.float32))
+    with pytest.raises(DataError, match=r"holds float32 \(1, 6, 6\); .*lists 1 matrices of 6 x 6 float64"):
+        read_distances(tmp_path / "big.parquet")

@@ -42,6 +42,7 @@ def test_default_config_is_valid():
          "field 'subspace_gmm.datasets': unknown dataset 'wavefrom'"),
         ({"hmac": {"datasets": ["letters"]}}, "field 'hmac.datasets': unknown dataset 'letters'"),
         ({"hmac": {"parallel": "III"}}, "field 'hmac.parallel'"),
+        ({"distance_dtype": "float16"}, "field 'distance_dtype'"),
         ({"datasets": []}, "field 'datasets' must list at least 1 item"),
         ({"n_splits": "many"}, "field 'n_splits' must be of type integer"),
         ({"nsplits": 3}, "'nsplits' was unexpected"),

@@ -24,6 +24,7 @@ rule preprocess:
         "results/distances/{dataset}.npy",
     params:
         entry=dataset_entry,
+        dtype=config["distance_dtype"],
     log:
         "logs/preprocess/{dataset}.log",
     benchmark:
@@ -102,6 +103,7 @@ rule distances_from_blocks:
         "results/distances/{dataset}.npy",
     params:
         entry=dataset_entry,
+        dtype=config["distance_dtype"],
     log:
         "logs/preprocess/{dataset}.log",
     benchmark:

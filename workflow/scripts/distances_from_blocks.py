@@ -5,4 +5,4 @@ from hlm.stages.data import distances_from_blocks
 
 sm = snakemake  # noqa: F821
 run(lambda: distances_from_blocks(sm.wildcards.dataset, sm.params.entry, sm.input.objects, list(sm.input.blocks),
-                                  sm.output[0]), sm.log[0])
+                                  sm.output[0], dtype=sm.params.dtype), sm.log[0])

@@ -4,4 +4,4 @@ from hlm.jobs import run
 from hlm.stages.data import preprocess
 
 sm = snakemake  # noqa: F821
-run(lambda: preprocess(sm.wildcards.dataset, sm.params.entry, sm.output[0]), sm.log[0])
+run(lambda: preprocess(sm.wildcards.dataset, sm.params.entry, sm.output[0], dtype=sm.params.dtype), sm.log[0])

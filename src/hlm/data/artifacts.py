@@ -11,13 +11,15 @@ Nothing here reads or writes pickles.
 The distance artifact is two files. ``results/distances/{dataset}.parquet`` has
 one row per object: ``id`` (string) and ``label`` (string); data sets of
 ``kind: vectors`` keep their feature vectors in ``vectors`` (list<double>).
-Beside it, ``{dataset}.npy`` holds its N x N matrices, stacked (k, N, N)
-float64 in the order the metadata's ``matrices`` lists them: ``distances``
+Beside it, ``{dataset}.npy`` holds its N x N matrices, stacked (k, N, N),
+float64 or, when the run asks for it (config ``distance_dtype``), float32 (the
+metadata's ``dtype``), in the order the metadata's ``matrices`` lists them: ``distances``
 (the final distance matrix) and, for data sets that ship a similarity,
 ``similarities`` unconverted (row i = psi(x_i, .)), for the compared methods
 (spec 4.2: use the native similarity, never a round trip through a distance).
 A job memory-maps the ``.npy`` and reads only the blocks it slices (a fit
-part, a test part), not the whole matrix. A data set whose distance uses the
+part, a test part), not the whole matrix; :func:`take` returns them as
+float64 whatever the stored type, so every method computes in float64. A data set whose distance uses the
 class labels (metadata ``uses_labels``: House Votes' VDM) has no matrix (k = 0):
 it keeps its records as integer codes in ``records`` (list<int64>), and the
 evaluation builds the distances per fit set from the fit set's labels only
@@ -195,6 +197,8 @@ class DistanceArtifact:
 
 #: the matrices an artifact may hold, in the order of the ``.npy``'s first axis
 MATRICES = ("distances", "similarities")
+#: the types the ``.npy`` may store its matrices in (config ``distance_dtype``)
+STORAGE_DTYPES = ("float64", "float32")
 
 
 def matrix_path(path: str | os.PathLike) -> Path:
@@ -202,9 +206,12 @@ def matrix_path(path: str | os.PathLike) -> Path:
     return Path(path).with_suffix(".npy")
 
 
-def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None:
+def write_distances(artifact: DistanceArtifact, path: str | os.PathLike, dtype: str = "float64") -> None:
     """Write a distance artifact atomically: the Parquet at ``path`` (ids, labels, vectors or records) and its
-    matrices in :func:`matrix_path` (written first, each file by :func:`atomic_path`)."""
+    matrices in :func:`matrix_path` (written first, each file by :func:`atomic_path`), stored as ``dtype``
+    (float64, or float32: half the file; a finite value beyond float32's range is an error, not inf)."""
+    if dtype not in STORAGE_DTYPES:
+        raise DataError(f"{path}: cannot store matrices as {dtype!r}; expected one of {', '.join(STORAGE_DTYPES)}")
     n = len(artifact.ids)
     if len(artifact.labels) != n:
         raise DataError(f"{path}: {len(artifact.labels)} labels do not match {n} ids")
@@ -217,7 +224,8 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None
             if np.shape(M) != (n, n):
                 raise DataError(f"{path}: {name} matrix {np.shape(M)} does not match {n} ids and labels")
             matrices[name] = M
-    meta = {**artifact.metadata, **({"shape": [n, n]} if matrices else {}), "matrices": list(matrices)}
+    meta = {**artifact.metadata, **({"shape": [n, n], "dtype": dtype} if matrices else {}),
+            "matrices": list(matrices)}
     columns = {"id": pa.array([str(i) for i in artifact.ids], pa.string()),
                "label": pa.array([str(y) for y in artifact.labels], pa.string())}
     if artifact.vectors is not None:
@@ -233,12 +241,26 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike) -> None
         meta["records_shape"] = list(R.shape)
     table = pa.table(columns).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})  # fails first
     with atomic_path(matrix_path(path)) as tmp, open(tmp, "wb") as fh:  # by write(): no mapped pages
-        np.lib.format.write_array_header_2_0(fh, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
+        np.lib.format.write_array_header_2_0(fh, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
                                                   "fortran_order": False, "shape": (len(matrices), n, n)})
-        for M in matrices.values():
-            for rows in row_blocks(n, n):  # contiguous float64 rows, a block at a time
-                np.ascontiguousarray(M[rows], dtype=np.float64).tofile(fh)
+        for name, M in matrices.items():
+            for rows in row_blocks(n, n):  # contiguous rows, a block at a time
+                block = np.ascontiguousarray(M[rows], dtype=np.float64)
+                with np.errstate(over="ignore"):  # checked below
+                    stored = block.astype(dtype, copy=False)
+                if dtype != "float64":
+                    _check_range(block, stored, path, name, rows.start)
+                stored.tofile(fh)
     write_table(table, path)
+
+
+def _check_range(block: np.ndarray, stored: np.ndarray, path, name: str, first_row: int) -> None:
+    """Raise DataError at the first finite value of ``block`` that ``stored`` (its narrower copy) made infinite."""
+    lost = np.isinf(stored) & np.isfinite(block)
+    if lost.any():
+        i, j = np.argwhere(lost)[0]
+        raise DataError(f"{path}: {name}[{first_row + i}, {j}] = {block[i, j]:.6g} lies beyond the range of "
+                        f"{stored.dtype}; store the matrices as float64 (config distance_dtype)")
 
 
 def _row_lists(M: np.ndarray) -> pa.ListArray:
@@ -279,7 +301,8 @@ def read_distances(path: str | os.PathLike) -> DistanceArtifact:
         matrices = {name: _row_matrix(table, name, path, n) for name in MATRICES}
     else:
         matrices = dict.fromkeys(MATRICES)
-        matrices.update(zip(meta["matrices"], _read_matrices(path, len(meta["matrices"]), n)))
+        matrices.update(zip(meta["matrices"], _read_matrices(path, len(meta["matrices"]), n,
+                                                             meta.get("dtype", "float64"))))
     return DistanceArtifact(
         ids=np.asarray(table.column("id").to_pylist(), dtype=object).astype(str),
         labels=np.asarray(table.column("label").to_pylist(), dtype=object).astype(str),
@@ -291,8 +314,9 @@ def read_distances(path: str | os.PathLike) -> DistanceArtifact:
     )
 
 
-def _read_matrices(path, k: int, n: int) -> list[np.ndarray]:
-    """The k n x n float64 matrices of the artifact at ``path``, each memory-mapped read-only (see :func:`take`)."""
+def _read_matrices(path, k: int, n: int, dtype: str = "float64") -> list[np.ndarray]:
+    """The k n x n matrices (``dtype``: float64 or float32) of the artifact at ``path``, each memory-mapped
+    read-only (see :func:`take`)."""
     npy = matrix_path(path)
     try:
         stacked = np.load(npy, mmap_mode="r", allow_pickle=False)
@@ -300,20 +324,20 @@ def _read_matrices(path, k: int, n: int) -> list[np.ndarray]:
         raise DataError(f"{npy}: cannot read the matrices of {path} ({_oneline(exc) or type(exc).__name__})") from None
     if not stacked.flags.c_contiguous:  # Fortran order: the maps below read rows
         raise DataError(f"{npy}: holds its matrices in Fortran order; {path} needs them in C order")
-    if stacked.dtype != np.float64 or stacked.shape != (k, n, n):
+    if dtype not in STORAGE_DTYPES or stacked.dtype != np.dtype(dtype) or stacked.shape != (k, n, n):
         raise DataError(f"{npy}: holds {stacked.dtype} {tuple(stacked.shape)}; {path} lists {k} matrices of "
-                        f"{n} x {n} float64")
+                        f"{n} x {n} {dtype}")
     out = []
     for i in range(k):
-        offset = stacked.offset + i * n * n * 8
-        M = np.memmap(npy, dtype=np.float64, mode="r", offset=offset, shape=(n, n))
+        offset = stacked.offset + i * n * n * stacked.itemsize
+        M = np.memmap(npy, dtype=stacked.dtype, mode="r", offset=offset, shape=(n, n))
         M.source = (str(npy), offset)  # the whole matrix: views and slices do not carry it
         out.append(M)
     return out
 
 
 def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
-    """``M[np.ix_(rows, cols)]`` (``M[rows]`` without ``cols``), in memory.
+    """``M[np.ix_(rows, cols)]`` (``M[rows]`` without ``cols``), in memory, as float64.
 
     From a matrix of :func:`read_distances`, the rows are read in chunks of about ``TAKE_CHUNK_BYTES``, each
     through a map of its own that is closed after it: the process then holds the block it asked for, not the
@@ -322,17 +346,18 @@ def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
     cols = None if cols is None else _indices(cols, M.shape[1])
     source = M.__dict__.get("source") if isinstance(M, np.memmap) else None
     if source is None:
-        return M[np.ix_(rows, cols)] if cols is not None else M[rows]
+        block = M[np.ix_(rows, cols)] if cols is not None else M[rows]
+        return block if block.dtype != np.float32 else block.astype(np.float64)
     path, offset = source
-    n_cols = M.shape[1]
+    n_cols, itemsize = M.shape[1], M.dtype.itemsize
     out = np.empty((len(rows), n_cols if cols is None else len(cols)))
     order = np.argsort(rows, kind="stable")
     ordered = rows[order]
-    step = max(1, TAKE_CHUNK_BYTES // (8 * n_cols))
+    step = max(1, TAKE_CHUNK_BYTES // (itemsize * n_cols))
     for lo in range(0, len(rows), step):
         chunk = ordered[lo:lo + step]
         first = int(chunk[0])
-        part = np.memmap(path, dtype=np.float64, mode="r", offset=offset + first * 8 * n_cols,
+        part = np.memmap(path, dtype=M.dtype, mode="r", offset=offset + first * itemsize * n_cols,
                          shape=(int(chunk[-1]) - first + 1, n_cols))
         block = part[chunk - first]  # a copy: the map closes with ``part``
         out[order[lo:lo + step]] = block if cols is None else block[:, cols]

@@ -251,7 +251,7 @@ def read_parquet_matrix(path, *, where: str | None = None):
         art = read_distances(path)
         if art.distances is None:
             raise DataError(f"{w}: the artifact has no distance matrix (its distance is built per training part)")
-        return np.array(art.distances), art.ids.astype(object), labels_to_str(art.labels.tolist())
+        return np.array(art.distances, dtype=np.float64), art.ids.astype(object), labels_to_str(art.labels.tolist())
     if "distances" in cols and pa.types.is_list(table.schema.field("distances").type):
         missing = {"id", "label"} - set(cols)
         if missing:

@@ -13,17 +13,18 @@ from hlm.data.artifacts import write_distances, write_frame
 log = logging.getLogger("hlm")
 
 
-def preprocess(name: str, entry: dict, output: str, root: str | Path = ".") -> None:
-    """Raw data set -> ``results/distances/{dataset}.parquet`` (paper section 5.2)."""
+def preprocess(name: str, entry: dict, output: str, root: str | Path = ".", dtype: str = "float64") -> None:
+    """Raw data set -> ``results/distances/{dataset}.parquet`` (paper section 5.2), its matrices stored as
+    ``dtype``."""
     from hlm.data.prepare import prepare_dataset
     from hlm.data.registry import validate_entry
 
     spec = validate_entry(name, entry)
     artifact = prepare_dataset(spec, Path(root))
-    write_distances(artifact, output)
+    write_distances(artifact, output, dtype)
     log.info(
-        "%s: %d objects, %d classes, conversion %s, written to %s",
-        name, artifact.n, len(np.unique(artifact.labels)), artifact.conversion, output,
+        "%s: %d objects, %d classes, conversion %s, written to %s (%s)",
+        name, artifact.n, len(np.unique(artifact.labels)), artifact.conversion, output, dtype,
     )
 
 
@@ -68,8 +69,10 @@ def distance_block(objects_path: str, output: str, *, dataset: str, distance: st
              i1 - 1, int(np.isfinite(block).sum()), time.perf_counter() - t)
 
 
-def distances_from_blocks(name: str, entry: dict, objects_path: str, blocks: list[str], output: str) -> None:
-    """Assemble the row blocks (lower triangle by symmetry) -> ``results/distances/{dataset}.parquet``."""
+def distances_from_blocks(name: str, entry: dict, objects_path: str, blocks: list[str], output: str,
+                          dtype: str = "float64") -> None:
+    """Assemble the row blocks (lower triangle by symmetry) -> ``results/distances/{dataset}.parquet``, its
+    matrices stored as ``dtype``."""
     from hlm.data.artifacts import read_metadata
     from hlm.data.registry import validate_entry
     from hlm.objects.blocks import assemble
@@ -85,6 +88,6 @@ def distances_from_blocks(name: str, entry: dict, objects_path: str, blocks: lis
 
     M = assemble(parts(), len(ids), where=f"dataset '{name}' distance blocks")
     artifact = artifact_from_matrix(spec, ids, labels, M, {**read_metadata(objects_path), "n_blocks": len(blocks)})
-    write_distances(artifact, output)
-    log.info("%s: %d x %d %s matrix from %d blocks, conversion %s, written to %s", name, len(ids), len(ids),
-             spec.distance, len(blocks), artifact.conversion, output)
+    write_distances(artifact, output, dtype)
+    log.info("%s: %d x %d %s matrix from %d blocks, conversion %s, written to %s (%s)", name, len(ids), len(ids),
+             spec.distance, len(blocks), artifact.conversion, output, dtype)
