@@ -38,7 +38,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from hlm.config import load_config
-from hlm.data.artifacts import read_distances
+from hlm.data.artifacts import read_distances, take
 from hlm.data.conversions import distance_to_similarity
 from hlm.data.prepare import prepare_dataset
 from hlm.data.registry import load_registry
@@ -76,7 +76,7 @@ def fold_problems(dataset: str, split: int = 0, fold: int = 0):
     train, _ = split_indices(splits, split)
     y = artifact.labels[train]
     fit, _ = make_folds(y, config["cv_folds"], derive_seed(config["seed"], dataset, split, "cv"))[fold]
-    D_fit = X[np.ix_(train[fit], train[fit])]
+    D_fit = take(X, train[fit], train[fit])
     S_fit = distance_to_similarity(D_fit, where="fit")[0] if wrapped else D_fit  # as SimilarityFromDistances
     model = PSVM()
     S, y_idx = model._check_fit_input(S_fit, y[fit])

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from hlm.data.artifacts import read_distances
+from hlm.data.artifacts import read_distances, take
 from hlm.evaluation.evaluate import evaluate_method
 from hlm.models.distance_transform import valid_candidates
 
@@ -54,7 +54,7 @@ def exponentials_seconds(artifact, splits, repeats: int) -> float:
     scale factors can share them)."""
     train = splits.loc[(splits["split"] == 0) & (splits["role"] == "train"), "index"].to_numpy()
     relation = "similarity" if artifact.similarities is not None else "distance"
-    R = (artifact.similarities if relation == "similarity" else artifact.distances)[np.ix_(train, train)]
+    R = take(artifact.similarities if relation == "similarity" else artifact.distances, train, train)
     x = np.abs(R[:, : len(R) - round(len(R) / 10)])  # a validation row against its fit part (10 folds);
     # any values: the time of exp does not depend on them (no overflow here)
     out = np.empty_like(x)

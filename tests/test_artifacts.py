@@ -1,6 +1,7 @@
 """Atomic artifact writes: a writer killed mid-way leaves no file behind, only a temporary that
 the next run removes; artifacts get the umask's mode."""
 
+import json
 import os
 import signal
 import subprocess
@@ -174,15 +175,17 @@ def test_distance_artifact_round_trip_memory_maps_its_matrices(tmp_path, umask):
         back.distances[0, 1] = 5.0
 
 
-def test_distance_artifact_of_records_has_no_matrix(tmp_path):
-    """A distance built per training part (VDM): records in the Parquet, an empty (0, N, N) .npy."""
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_distance_artifact_of_records_has_no_matrix(tmp_path, dtype):
+    """A distance built per training part (VDM): records in the Parquet, an empty (0, N, N) .npy of the run's
+    distance_dtype, which reads back."""
     R = np.arange(12).reshape(4, 3)
     write_distances(DistanceArtifact(np.array(list("abcd")), np.array(list("xxyy")), None, {"uses_labels": True},
-                                     records=R), tmp_path / "v.parquet")
+                                     records=R), tmp_path / "v.parquet", dtype=dtype)
     back = read_distances(tmp_path / "v.parquet")
     assert back.distances is None and back.similarities is None
     np.testing.assert_array_equal(back.records, R)
-    assert np.load(tmp_path / "v.npy").shape == (0, 4, 4)
+    assert np.load(tmp_path / "v.npy").shape == (0, 4, 4) and np.load(tmp_path / "v.npy").dtype == dtype
 
 
 def test_distance_artifact_of_the_earlier_layout_is_read(tmp_path):
@@ -273,6 +276,11 @@ def test_float32_storage_halves_the_file_and_take_gives_float64(tmp_path, monkey
     back = read_distances(tmp_path / "d32.parquet")
     assert back.metadata["dtype"] == "float32"
     assert read_distances(tmp_path / "d64.parquet").metadata["dtype"] == "float64"
+    table = pq.read_table(tmp_path / "d64.parquet")  # written before distance_dtype: no "dtype", read as float64
+    meta = json.loads(table.schema.metadata[b"hlm"])
+    del meta["dtype"]
+    pq.write_table(table.replace_schema_metadata({b"hlm": json.dumps(meta).encode()}), tmp_path / "d64.parquet")
+    np.testing.assert_array_equal(read_distances(tmp_path / "d64.parquet").distances, art.distances)
     assert back.distances.dtype == np.float32 and not back.distances.flags.writeable
     monkeypatch.setattr(artifacts, "TAKE_CHUNK_BYTES", 3 * 23 * 4)  # 3 float32 rows per map
     rows, cols = np.array([7, 22, 0, 7, 13, 3, 19, 1]), np.array([5, 0, 21, 9])
@@ -296,6 +304,8 @@ def test_float32_storage_refuses_what_it_cannot_hold(tmp_path):
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(DataError, match="cannot store matrices as 'float16'"):
         write_distances(art, tmp_path / "big.parquet", dtype="float16")
+    with pytest.raises(DataError, match="cannot store matrices as dtype"):  # a numpy dtype, not its name
+        write_distances(art, tmp_path / "big.parquet", dtype=np.dtype(np.float32))
     write_distances(art, tmp_path / "big.parquet")  # float64 holds it
     np.save(tmp_path / "big.npy", np.zeros((1, 6, 6), dtype=np.float32))
     with pytest.raises(DataError, match=r"holds float32 \(1, 6, 6\); .*lists 1 matrices of 6 x 6 float64"):

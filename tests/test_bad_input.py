@@ -232,7 +232,7 @@ def test_pipeline_data_stage_refuses_a_matrix_without_information(tmp_path):
     write(tmp_path, {"y.txt": "a\na\nb\nb\n"})
     entry = {"path": "m.npy", "format": "npy", "labels_path": "y.txt", "kind": "distance"}
     with pytest.raises(DataError, match=r"dataset 'flat' \(m.npy\): every pair of objects is at the same distance"):
-        preprocess("flat", entry, str(tmp_path / "out.parquet"), root=tmp_path)
+        preprocess("flat", entry, str(tmp_path / "out.parquet"), root=tmp_path, dtype="float64")
     assert not (tmp_path / "out.parquet").exists()
 
 

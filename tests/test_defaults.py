@@ -117,9 +117,10 @@ def test_the_fallback_scan_finds_what_it_looks_for():
 _PARAMETERS = {"n_splits": "n_splits", "test_fraction": "test_fraction", "n_folds": "cv_folds",
                "cv_folds": "cv_folds", "seed": "seed", "threads_per_job": "threads_per_job",
                "block_size": "distance_block_size", "distance_block_size": "distance_block_size",
-               "registry": "registry", "experiment": "experiment"}
-#: known, left alone: the MLflow helpers' own default experiment, for library callers and their tests
-_KNOWN = {("src/hlm/tracking.py", "experiment")}
+               "registry": "registry", "experiment": "experiment", "dtype": "distance_dtype"}
+#: known, left alone: the MLflow helpers' own default experiment, and the artifact writer's float64, for library
+#: callers and their tests (the pipeline's stages pass the setting)
+_KNOWN = {("src/hlm/tracking.py", "experiment"), ("src/hlm/data/artifacts.py", "dtype")}
 
 
 def test_no_function_default_restates_a_setting():

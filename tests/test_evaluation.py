@@ -278,8 +278,9 @@ def test_kernel_vsh_reusing_vsh_cv_equals_its_own_cv(tmp_path, caplog):
 
 
 def test_float32_storage_gives_the_same_decisions(tmp_path):
-    """The scale profile's four methods on an artifact stored as float32 (config distance_dtype) choose the same
-    parameters and predict the same classes as on float64 storage; the fitted scales and shapes agree to 1e-6
+    """On this toy, the scale profile's four methods on an artifact stored as float32 (config distance_dtype)
+    choose the same parameters and predict the same classes as on float64 storage (on real data they need not:
+    docs/performance.md, "Distances at scale"); the fitted scales and shapes agree to 1e-6
     relative (float32 rounds a distance by at most 6e-8 of it), the CV errors exactly but HLM(vsh)'s, whose
     clustering can take another path where two swaps' sums of distances nearly tie."""
     from hlm.data.artifacts import read_distances, write_distances

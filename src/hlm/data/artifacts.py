@@ -209,8 +209,9 @@ def matrix_path(path: str | os.PathLike) -> Path:
 def write_distances(artifact: DistanceArtifact, path: str | os.PathLike, dtype: str = "float64") -> None:
     """Write a distance artifact atomically: the Parquet at ``path`` (ids, labels, vectors or records) and its
     matrices in :func:`matrix_path` (written first, each file by :func:`atomic_path`), stored as ``dtype``
-    (float64, or float32: half the file; a finite value beyond float32's range is an error, not inf)."""
-    if dtype not in STORAGE_DTYPES:
+    (float64, or float32: half the file; a finite value beyond float32's range is an error, not inf; one
+    below about 1e-38 becomes subnormal or 0, as numpy's cast makes it)."""
+    if not isinstance(dtype, str) or dtype not in STORAGE_DTYPES:
         raise DataError(f"{path}: cannot store matrices as {dtype!r}; expected one of {', '.join(STORAGE_DTYPES)}")
     n = len(artifact.ids)
     if len(artifact.labels) != n:
@@ -224,8 +225,8 @@ def write_distances(artifact: DistanceArtifact, path: str | os.PathLike, dtype: 
             if np.shape(M) != (n, n):
                 raise DataError(f"{path}: {name} matrix {np.shape(M)} does not match {n} ids and labels")
             matrices[name] = M
-    meta = {**artifact.metadata, **({"shape": [n, n], "dtype": dtype} if matrices else {}),
-            "matrices": list(matrices)}
+    meta = {**artifact.metadata, **({"shape": [n, n]} if matrices else {}), "matrices": list(matrices),
+            "dtype": dtype}  # the .npy's, also when it holds no matrix
     columns = {"id": pa.array([str(i) for i in artifact.ids], pa.string()),
                "label": pa.array([str(y) for y in artifact.labels], pa.string())}
     if artifact.vectors is not None:
@@ -314,7 +315,7 @@ def read_distances(path: str | os.PathLike) -> DistanceArtifact:
     )
 
 
-def _read_matrices(path, k: int, n: int, dtype: str = "float64") -> list[np.ndarray]:
+def _read_matrices(path, k: int, n: int, dtype: str) -> list[np.ndarray]:
     """The k n x n matrices (``dtype``: float64 or float32) of the artifact at ``path``, each memory-mapped
     read-only (see :func:`take`)."""
     npy = matrix_path(path)
@@ -337,7 +338,8 @@ def _read_matrices(path, k: int, n: int, dtype: str = "float64") -> list[np.ndar
 
 
 def take(M: np.ndarray, rows, cols=None) -> np.ndarray:
-    """``M[np.ix_(rows, cols)]`` (``M[rows]`` without ``cols``), in memory, as float64.
+    """``M[np.ix_(rows, cols)]`` (``M[rows]`` without ``cols``), in memory: float64 from a matrix of
+    :func:`read_distances` whatever its storage (float32 too from an array), of its own type from another array.
 
     From a matrix of :func:`read_distances`, the rows are read in chunks of about ``TAKE_CHUNK_BYTES``, each
     through a map of its own that is closed after it: the process then holds the block it asked for, not the

@@ -13,7 +13,7 @@ from hlm.data.artifacts import write_distances, write_frame
 log = logging.getLogger("hlm")
 
 
-def preprocess(name: str, entry: dict, output: str, root: str | Path = ".", dtype: str = "float64") -> None:
+def preprocess(name: str, entry: dict, output: str, root: str | Path = ".", *, dtype: str) -> None:
     """Raw data set -> ``results/distances/{dataset}.parquet`` (paper section 5.2), its matrices stored as
     ``dtype``."""
     from hlm.data.prepare import prepare_dataset
@@ -69,8 +69,8 @@ def distance_block(objects_path: str, output: str, *, dataset: str, distance: st
              i1 - 1, int(np.isfinite(block).sum()), time.perf_counter() - t)
 
 
-def distances_from_blocks(name: str, entry: dict, objects_path: str, blocks: list[str], output: str,
-                          dtype: str = "float64") -> None:
+def distances_from_blocks(name: str, entry: dict, objects_path: str, blocks: list[str], output: str, *,
+                          dtype: str) -> None:
     """Assemble the row blocks (lower triangle by symmetry) -> ``results/distances/{dataset}.parquet``, its
     matrices stored as ``dtype``."""
     from hlm.data.artifacts import read_metadata
