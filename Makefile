@@ -38,9 +38,9 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-no-avx512
 
-# The suite without the workflow tests (the numerical code), on the other CPU dispatch.
+# The suite without the workflow tests and scikit-learn's API checks (the numerical code), on the other CPU dispatch.
 test-no-avx512: $(STAMP)
-	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow"
+	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks"
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

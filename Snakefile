@@ -21,18 +21,14 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/splits.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/incremental.smk"
-include: "workflow/rules/online_kde.smk"
-include: "workflow/rules/llc_pc.smk"
-include: "workflow/rules/twoway_gmm.smk"
-include: "workflow/rules/hmac.smk"
-include: "workflow/rules/subspace_gmm.smk"
+include: "workflow/rules/protocols.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/track.smk"
 
 
 onstart:
-    # temporaries that killed jobs left beside their outputs (hlm.data.artifacts.remove_stale_temps)
-    from hlm.data.artifacts import remove_stale_temps
+    # temporaries that killed jobs left beside their outputs (hlm.datasets._artifacts.remove_stale_temps)
+    from hlm.datasets._artifacts import remove_stale_temps
 
     for stale in remove_stale_temps("results"):
         print(f"hlm: removed {stale}, left by a killed job", file=sys.stderr)

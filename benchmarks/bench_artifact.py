@@ -27,12 +27,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hlm.data.artifacts import DistanceArtifact, write_distances
+from hlm.datasets._artifacts import DistanceArtifact, write_distances
 
 CHILD = """
 import json, sys, time
 import numpy as np
-from hlm.data.artifacts import read_distances, take
+from hlm.datasets._artifacts import read_distances, take
 path, n = sys.argv[1], int(sys.argv[2])
 t0 = time.perf_counter()
 art = read_distances(path)

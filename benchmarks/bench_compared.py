@@ -1,7 +1,7 @@
 """Run time of every method for one split, against k-NN and against the paper's Table 4.
 
 Times ONE split of each method exactly as the pipeline runs it
-(:func:`hlm.evaluation.evaluate.evaluate_method`: 10-fold CV on the training
+(:func:`hlm.pipeline.evaluation.evaluate.evaluate_method`: 10-fold CV on the training
 part over the method's configured grid, the final fit, the prediction of the
 test part), serially in one process, on Voting and on the largest data set
 whose distances the pipeline has made (DNA, 3,186 objects, after the full
@@ -28,11 +28,11 @@ from pathlib import Path
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from hlm.config import load_config
-from hlm.data.artifacts import read_distances
-from hlm.evaluation.evaluate import evaluate_method
-from hlm.methods import METHODS, method_applies
-from hlm.reporting.paper import PAPER_RUN_TIMES, PAPER_TIME_DATASET_SIZES, nearest_paper_dataset
+from hlm.datasets._artifacts import read_distances
+from hlm.pipeline.config import load_config
+from hlm.pipeline.evaluation.evaluate import evaluate_method
+from hlm.pipeline.methods import METHODS, method_applies
+from hlm.pipeline.reporting.paper import PAPER_RUN_TIMES, PAPER_TIME_DATASET_SIZES, nearest_paper_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SPEEDUP = 10.0
@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=None, help="default: the config's methods")
     args = ap.parse_args()
 
-    config = load_config(args.config)  # defaults filled in (hlm.config)
+    config = load_config(args.config)  # defaults filled in (hlm.pipeline.config)
     methods = args.methods or list(config["methods"])
     datasets = args.datasets or ["voting", largest_dataset(Path(args.results) / "distances")]
     if "knn" not in methods:
@@ -101,7 +101,7 @@ def main() -> None:
 
 def largest_dataset(folder: Path) -> str:
     """The data set with the most objects among the distance artifacts in ``folder``."""
-    from hlm.data.artifacts import read_metadata
+    from hlm.datasets._artifacts import read_metadata
 
     sizes = {p.stem: read_metadata(p).get("shape", [0])[0] for p in folder.glob("*.parquet")}
     if not sizes:

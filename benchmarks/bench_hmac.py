@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from hlm.clustering.hmac import HMACResult, hmac
+from hlm.hmac._hmac import HMACResult, hmac
 
 # Dask's worker processes are spawned and re-import this module: the data loader (pandas, pyarrow) is
 # imported inside load_letter only, so that worker start-up costs what it costs a library user.
@@ -44,8 +44,8 @@ GOAL = 17.3  # seconds, the dissertation's approach II on 20 nodes
 
 def load_letter(n: int, seed: int) -> np.ndarray:
     """A seeded n-row subset of Letter (rows in their registry order)."""
-    from hlm.data.prepare import load_vectors
-    from hlm.data.registry import load_registry
+    from hlm.datasets._prepare import load_vectors
+    from hlm.datasets._registry import load_registry
 
     X = load_vectors(load_registry("config/datasets.yaml")["letter"]).features
     rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], n, replace=False))
@@ -78,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     from distributed import Client, LocalCluster
 
-    from hlm.clustering.hmac_parallel import local_cluster_options
+    from hlm.hmac._parallel import local_cluster_options
 
     X = load_letter(2000, args.seed)
     n_unique = np.unique(X, axis=0).shape[0]

@@ -1,6 +1,6 @@
 """Incremental HLM timing (paper section 5.5, Table 5): Scheme I and II against retraining.
 
-Runs the protocol of section 5.5 (``hlm.evaluation.incremental.run_incremental``:
+Runs the protocol of section 5.5 (``hlm.pipeline.incremental.run.run_incremental``:
 20% initial batch, 8 batches of 10%, 9 rounds, VSH with 20 restarts) for the
 three schemes on the same splits in one process and prints, per data set, the
 total update seconds over all rounds (mean over the splits), the ratios to
@@ -29,10 +29,10 @@ from pathlib import Path
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from hlm.data.artifacts import read_distances
-from hlm.evaluation.incremental import run_incremental
-from hlm.evaluation.splits import make_splits
-from hlm.reporting.paper import PAPER_INCREMENTAL_TIMES
+from hlm.datasets._artifacts import read_distances
+from hlm.pipeline.evaluation.splits import make_splits
+from hlm.pipeline.incremental.report import PAPER_INCREMENTAL_TIMES
+from hlm.pipeline.incremental.run import run_incremental
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -1,9 +1,9 @@
 """LLC-PC timing on Glass (docs/llc-pc-spec.md section 8, "Speed").
 
-One whole split as the pipeline runs it (``hlm.evaluation.evaluate``), for ``llc_pc_mpe`` (Greedy-MPE) and
-``llc_pc_kmeans``: the 80/20 split of ``hlm.evaluation.splits`` (171 training objects), the inner 10-fold CV
-(``hlm.evaluation.cv.select_params``, each fold one path fit to K = 40 and every K = 1..40 from it), the refit at
-the chosen K and the test predictions. Goal: <= 10 s per split with Greedy-MPE. Baseline, in the same run: the
+One whole split as the pipeline runs it (``hlm.pipeline.evaluation.evaluate``), for ``llc_pc_mpe`` (Greedy-MPE) and
+``llc_pc_kmeans``: the 80/20 split of ``hlm.pipeline.evaluation.splits`` (171 training objects), the inner 10-fold CV
+(``hlm.pipeline.evaluation.cv.select_params``, each fold one path fit to K = 40 and every K = 1..40 from it), the
+refit at the chosen K and the test predictions. Goal: <= 10 s per split with Greedy-MPE. Baseline, in the same run: the
 plain linear SVM's split (``svm_vector_linear``: the CV over its 9 C's, refit, test), which LLC-PC is at K = N;
 the ratio is printed. Also timed: the path alone
 (one fit to K = 40 on the training part and the test predictions at every K, ``path_predictions``), with the
@@ -24,14 +24,14 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import hlm.models.llc_pc_mpe as llc_mpe
-import hlm.models.llc_pc_subclasses as llc_sub
-from hlm.data.prepare import load_vectors
-from hlm.data.registry import load_registry
-from hlm.evaluation.cv import make_folds, select_params
-from hlm.evaluation.seeds import derive_seed
-from hlm.evaluation.splits import make_splits, split_indices
-from hlm.methods import METHODS
+import hlm.llc_pc._mpe as llc_mpe
+import hlm.llc_pc._subclasses as llc_sub
+from hlm.base._seeds import derive_seed
+from hlm.datasets._prepare import load_vectors
+from hlm.datasets._registry import load_registry
+from hlm.pipeline.evaluation.cv import make_folds, select_params
+from hlm.pipeline.evaluation.splits import make_splits, split_indices
+from hlm.pipeline.methods import METHODS
 
 GOAL_SECONDS = 10.0
 KS = list(range(1, 41))

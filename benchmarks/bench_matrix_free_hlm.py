@@ -34,11 +34,11 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 from joblib import Parallel, delayed, effective_n_jobs  # noqa: E402
 
-from hlm.evaluation.cv import make_folds  # noqa: E402
-from hlm.evaluation.seeds import derive_seed  # noqa: E402
-from hlm.evaluation.splits import make_splits, split_indices  # noqa: E402
-from hlm.methods import HLM_COMPONENTS  # noqa: E402
-from hlm.models.mixture_hlm_clara import ClaraMixtureHLM  # noqa: E402
+from hlm.base._seeds import derive_seed  # noqa: E402
+from hlm.local_mapping._clara import ClaraMixtureHLM  # noqa: E402
+from hlm.pipeline.evaluation.cv import make_folds  # noqa: E402
+from hlm.pipeline.evaluation.splits import make_splits, split_indices  # noqa: E402
+from hlm.pipeline.methods import HLM_COMPONENTS  # noqa: E402
 
 SEED = 20121
 CV_FOLDS = 10
@@ -127,9 +127,9 @@ def large(n_jobs: int) -> None:
 def letter(n_splits: int, sample: int, n_jobs: int) -> None:
     from scipy.spatial.distance import cdist
 
-    from hlm.data.prepare import load_vectors
-    from hlm.data.registry import load_registry
-    from hlm.models.mixture_hlm import MixtureHLM
+    from hlm.datasets._prepare import load_vectors
+    from hlm.datasets._registry import load_registry
+    from hlm.local_mapping._mixture_hlm import MixtureHLM
 
     r = load_vectors(load_registry("config/datasets.yaml")["letter"])
     X, y = r.features, np.asarray(r.labels)

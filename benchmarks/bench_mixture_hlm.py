@@ -1,7 +1,7 @@
 """Mixture HLM timing: one split of HLM(vsh), full 10-fold CV included, against k-NN.
 
 Times ONE split of each method exactly as the pipeline runs it
-(:func:`hlm.evaluation.evaluate.evaluate_method`): 10-fold CV on the training
+(:func:`hlm.pipeline.evaluation.evaluate.evaluate_method`): 10-fold CV on the training
 part over the method's grid (for ``hlm_vsh``: M in {1..10, 12, 14, 16}, 20 VSH
 restarts each), the final fit and the prediction of the test part. All
 methods run in the same process on the same split, so the baselines are
@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hlm.config import config_defaults
-from hlm.data.artifacts import DistanceArtifact, read_distances
-from hlm.evaluation.evaluate import evaluate_method
-from hlm.evaluation.splits import make_splits
+from hlm.datasets._artifacts import DistanceArtifact, read_distances
+from hlm.pipeline.config import config_defaults
+from hlm.pipeline.evaluation.evaluate import evaluate_method
+from hlm.pipeline.evaluation.splits import make_splits
 
 #: the pipeline's CV folds (the config schema's default)
 CV_FOLDS = config_defaults()["cv_folds"]

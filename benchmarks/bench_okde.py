@@ -27,11 +27,11 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
-from hlm.data.prepare import load_vectors
-from hlm.data.registry import load_registry
-from hlm.evaluation.incremental import batch_indices
-from hlm.models.kde_cv import KDEClassifier
-from hlm.models.okde import ODKDEClassifier, OKDEClassifier
+from hlm.datasets._prepare import load_vectors
+from hlm.datasets._registry import load_registry
+from hlm.kde import ODKDEClassifier, OKDEClassifier
+from hlm.kde._kde_cv import KDEClassifier
+from hlm.pipeline.incremental.run import batch_indices
 
 N_INIT = 10
 #: passes per stream of fewer than 1,000 objects (the median is reported)

@@ -5,7 +5,7 @@ Builds the class-pair problems of one CV fold exactly as the pipeline does
 grid, similarities from distances where needed; from the pipeline's artifacts
 in results/ if built, else prepared from the raw file of the data set registry)
 and times ``dual_path`` over the grid for every pair, first with the production
-solver (``hlm.models.psvm.solver``: coordinate descent with active-set phases),
+solver (``hlm.svm._psvm.solver``: coordinate descent with active-set phases),
 then with the reference solvers, the test oracles of
 ``tests/oracles/psvm_reference.py`` along the grid (``reference_dual_path``):
 ``newton`` = coordinate descent with the earlier Newton phases (scalar numba
@@ -37,17 +37,17 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from hlm.config import load_config
-from hlm.data.artifacts import read_distances, take
-from hlm.data.conversions import distance_to_similarity
-from hlm.data.prepare import prepare_dataset
-from hlm.data.registry import load_registry
-from hlm.evaluation.cv import make_folds
-from hlm.evaluation.evaluate import method_input
-from hlm.evaluation.seeds import derive_seed
-from hlm.evaluation.splits import make_splits, split_indices
-from hlm.methods import check_method_params
-from hlm.models.psvm import PSVM, dual_path, dual_terms, normalise_columns
+from hlm.base._seeds import derive_seed
+from hlm.datasets._artifacts import read_distances, take
+from hlm.datasets._prepare import prepare_dataset
+from hlm.datasets._registry import load_registry
+from hlm.distances._conversions import distance_to_similarity
+from hlm.pipeline.config import load_config
+from hlm.pipeline.evaluation.cv import make_folds
+from hlm.pipeline.evaluation.evaluate import method_input
+from hlm.pipeline.evaluation.splits import make_splits, split_indices
+from hlm.pipeline.methods import check_method_params
+from hlm.svm._psvm import PSVM, dual_path, dual_terms, normalise_columns
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the test oracles (tests/oracles)

@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from hlm.config import load_config
-from hlm.data.artifacts import read_distances
+from hlm.datasets._artifacts import read_distances
+from hlm.pipeline.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 #: method -> (baseline, the largest ratio to it that meets the goal)

@@ -1,6 +1,6 @@
 """Kernel HLM with the transform and the scale chosen by CV (docs/beyond-the-paper-spec.md section 5, "Speed").
 
-One whole split as the pipeline runs it (``hlm.evaluation.evaluate.evaluate_method``: the inner 10-fold CV,
+One whole split as the pipeline runs it (``hlm.pipeline.evaluation.evaluate.evaluate_method``: the inner 10-fold CV,
 the refit at the chosen point, the test predictions) for ``kernel_hlm_cv`` (5 transforms x 9 scale factors,
 those that apply), against two baselines measured in the same run: ``knn`` with its CV over k (the goal:
 ``kernel_hlm_cv`` at most 3x) and the paper's ``kernel_hlm`` (nothing to choose). The median of
@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from hlm.data.artifacts import read_distances, take
-from hlm.evaluation.evaluate import evaluate_method
-from hlm.models.distance_transform import valid_candidates
+from hlm.datasets._artifacts import read_distances, take
+from hlm.distances._transform import valid_candidates
+from hlm.pipeline.evaluation.evaluate import evaluate_method
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ("knn", "kernel_hlm", "kernel_hlm_cv")

@@ -2,8 +2,8 @@
 
 (a) One fit + test at the chapter's imagery point, 5 components per class and L = 24, on one 80/20 split
     (the chapter: imagery M = 30, L = 24, one fold 14 s in Matlab).
-(b) One whole split as the pipeline runs it (``hlm.evaluation.evaluate``): the inner 10-fold CV
-    (``hlm.evaluation.cv.select_params``) over the default grid, n_components per class {1, 2, 4, 6, 8, 10} x
+(b) One whole split as the pipeline runs it (``hlm.pipeline.evaluation.evaluate``): the inner 10-fold CV
+    (``hlm.pipeline.evaluation.cv.select_params``) over the default grid, n_components per class {1, 2, 4, 6, 8, 10} x
     n_clusters {4, 8, 12, 16, 24} (the L < p = 36 of {4, ..., 56}), then the refit at the chosen point and the
     test predictions and posteriors. Goal: <= 60 s. GEM iterations are reported per grid point.
     The MDA grid (n_clusters None, the same n_components) is timed beside it, in the same run, as the baseline:
@@ -25,11 +25,11 @@ import numpy as np
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from hlm.data.prepare import load_vectors
-from hlm.data.registry import load_registry
-from hlm.evaluation.cv import make_folds, select_params
-from hlm.evaluation.seeds import derive_seed
-from hlm.models.twoway_gmm import TwoWayGMMClassifier
+from hlm.base._seeds import derive_seed
+from hlm.datasets._prepare import load_vectors
+from hlm.datasets._registry import load_registry
+from hlm.mixture._twoway import TwoWayGMMClassifier
+from hlm.pipeline.evaluation.cv import make_folds, select_params
 
 COMPONENTS = [1, 2, 4, 6, 8, 10]
 CLUSTERS = [4, 8, 12, 16, 24, 36, 48, 56]

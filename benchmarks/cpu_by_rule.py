@@ -1,6 +1,6 @@
 """CPU seconds of a pipeline run, by rule, from the jobs' logs, with each rule's largest job in memory.
 
-Every job ends its log with ``job resources: cpu S s, max rss M MB`` (``hlm.jobs.resource_line``:
+Every job ends its log with ``job resources: cpu S s, max rss M MB`` (``hlm.pipeline.jobs.resource_line``:
 the CPU time of the job's process and of the children it waited for, and the larger peak resident
 memory of the two). This sums the CPU by rule and prints the table of docs/performance.md, largest
 first, with each rule's share, the largest peak memory of its jobs and the total; a job without that
@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from hlm.jobs import RESOURCE_PREFIX
+from hlm.pipeline.jobs import RESOURCE_PREFIX
 
 LINE = re.compile(re.escape(RESOURCE_PREFIX) + r" cpu ([0-9.]+) s, max rss ([0-9]+) MB")
 

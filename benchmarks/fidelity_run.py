@@ -20,10 +20,10 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from hlm.config import load_config
-from hlm.data.artifacts import read_distances
-from hlm.evaluation.evaluate import evaluate_method
-from hlm.evaluation.splits import make_splits
+from hlm.datasets._artifacts import read_distances
+from hlm.pipeline.config import load_config
+from hlm.pipeline.evaluation.evaluate import evaluate_method
+from hlm.pipeline.evaluation.splits import make_splits
 
 ROOT = Path(__file__).resolve().parents[1]
 

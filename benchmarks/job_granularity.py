@@ -24,8 +24,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPORTS = (
-    "import numpy, pandas, sklearn, hlm.stages.evaluate, hlm.tracking, hlm.evaluation.evaluate, "
-    "hlm.models.knn, hlm.models.kernel_hlm"
+    "import numpy, pandas, sklearn, hlm.pipeline.stages.evaluate, hlm.pipeline.tracking, "
+    "hlm.pipeline.evaluation.evaluate, "
+    "hlm.neighbors._knn, hlm.local_mapping._kernel_hlm"
 )
 
 
@@ -42,8 +43,8 @@ def mlflow_seconds(n_splits: int, evaluation: Path, predictions: Path) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp}/mlflow.db"
         os.environ["HLM_MLFLOW_ARTIFACTS"] = f"{tmp}/mlruns"
-        from hlm import tracking
-        from hlm.data.artifacts import write_frame
+        from hlm.datasets._artifacts import write_frame
+        from hlm.pipeline import tracking
 
         tracking.init_store("bench")
         ev = pd.read_parquet(evaluation).head(n_splits)

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from hlm.config import load_config
-from hlm.data.prepare import load_vectors
-from hlm.data.registry import load_registry
-from hlm.evaluation.llc_pc import LLC_METHODS, run_llc_pc
-from hlm.methods import SUBCLASS_GRID
+from hlm.datasets._prepare import load_vectors
+from hlm.datasets._registry import load_registry
+from hlm.pipeline.config import load_config
+from hlm.pipeline.methods import SUBCLASS_GRID
+from hlm.pipeline.protocols.llc_pc.run import LLC_METHODS, run_llc_pc
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Test-session set-up: single-threaded BLAS, as in pipeline jobs (see hlm.jobs), and a header
+"""Test-session set-up: single-threaded BLAS, as in pipeline jobs (see hlm.pipeline.jobs), and a header
 line naming the CPU code paths the numerical tests ran on (``make test`` runs them on two)."""
 
 import os

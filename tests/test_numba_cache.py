@@ -190,14 +190,14 @@ def _kernel_dependencies() -> dict[str, tuple[set[str], set[str], bool]]:
 
 def test_every_module_declares_the_modules_whose_kernels_and_constants_its_cached_kernels_use():
     found = _kernel_dependencies()
-    assert "hlm.models.psvm.solver" in found and "hlm.models._local_sda_kernels.core" in found  # the scan works
+    assert "hlm.svm._psvm.solver" in found and "hlm.local_sda._kernels.core" in found  # the scan works
     for module, (used, declared, early) in found.items():
         assert used == declared, (f"{module}: its compiled kernels use names of {sorted(used)}; declare exactly "
                                   f"those with hlm._numba_cache.cache_depends_on(__name__, ...)")
         assert early, f"{module}: call cache_depends_on before the first compiled function"
-    assert found["hlm.models.psvm.solver"][1] == {"hlm.models.psvm._cholesky"}
-    assert found["hlm.models._local_sda_kernels.pairwise"][1] == {"hlm.models._local_sda_kernels.core",
-                                                                  "hlm.models._local_sda_kernels.local"}
+    assert found["hlm.svm._psvm.solver"][1] == {"hlm.svm._psvm.cholesky"}
+    assert found["hlm.local_sda._kernels.pairwise"][1] == {"hlm.local_sda._kernels.core",
+                                                                  "hlm.local_sda._kernels.local"}
 
 
 def test_the_static_check_sees_a_missing_declaration(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ one of them is edited the cache keeps the old copy.
 A module whose cached kernels call kernels (or read constants) of other hlm modules
 declares those modules once, after its imports and before its first kernel::
 
-    cache_depends_on(__name__, "hlm.models.psvm._cholesky")
+    cache_depends_on(__name__, "hlm.svm._psvm.cholesky")
 
 From then on, the stamp that numba saves with each of the module's cached kernels also
 covers those modules' files (and, in turn, the modules those declare). When one of them is

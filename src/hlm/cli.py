@@ -5,7 +5,7 @@
 reads the raw file(s), validates them, converts to distances (paper section
 5.2) and prints a one-paragraph summary, or a one-line error naming the entry
 and the problem (exit status 2). The registry and the distance stage's block
-size default to the pipeline's (hlm.config: the config schema's defaults).
+size default to the pipeline's (hlm.pipeline.config: the config schema's defaults).
 
     hlm ui [--port 5000]
 
@@ -23,13 +23,13 @@ import warnings
 
 import numpy as np
 
-from hlm.config import config_defaults
 from hlm.errors import HLMError, print_error
+from hlm.pipeline.config import config_defaults
 
 
 def _check(args) -> None:
-    from hlm.data.prepare import prepare_dataset
-    from hlm.data.registry import get_spec, load_registry
+    from hlm.datasets._prepare import prepare_dataset
+    from hlm.datasets._registry import get_spec, load_registry
 
     registry = args.registry or project_config()["registry"]
     spec = get_spec(load_registry(registry, names=[args.dataset]), args.dataset)
@@ -61,8 +61,8 @@ def _check(args) -> None:
 def objects_artifact(spec, root):
     """Raw objects -> distances in one process (the pipeline does it in cached row blocks, of the
     entry's ``block_size`` or the config's default ``distance_block_size``; so does this)."""
-    from hlm.objects.blocks import assemble, block_ranges, compute_block
-    from hlm.objects.load import artifact_from_matrix, load_objects
+    from hlm.datasets._objects import artifact_from_matrix, load_objects
+    from hlm.distances._blocks import assemble, block_ranges, compute_block
 
     ids, objs, labels, meta = load_objects(spec, root)
     options = {"window": spec.window} if spec.window is not None else {}
@@ -77,7 +77,7 @@ def project_config() -> dict:
     validated, its defaults filled in (only the schema's defaults without that file)."""
     from pathlib import Path
 
-    from hlm.config import load_config
+    from hlm.pipeline.config import load_config
 
     path = Path("config/config.yaml")
     return load_config(path) if path.is_file() else config_defaults()
@@ -95,7 +95,7 @@ def _ui(args) -> None:
     os.environ["MLFLOW_TRACKING_URI"] = uri
     from mlflow import MlflowClient
 
-    from hlm.tracking import init_store, ui_path
+    from hlm.pipeline.tracking import init_store, ui_path
 
     experiment = args.experiment or project_config()["mlflow"]["experiment"]
     if MlflowClient().get_experiment_by_name(experiment) is None:

@@ -1,4 +1,4 @@
-"""One KRI simplex QP at a time: ``simplex_qp``, the one-problem form of ``hlm.models.kri.simplex_qp_rows``.
+"""One KRI simplex QP at a time: ``simplex_qp``, the one-problem form of ``hlm.neighbors._kri.simplex_qp_rows``.
 
 Production code solves every row of a prediction in one compiled call
 (``simplex_qp_rows``); the tests use this form for single problems (known
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlm.models.kri import KKT_RTOL, REFRESH_EVERY, _active_set, _warn_not_converged, default_max_iter
+from hlm.neighbors._kri import KKT_RTOL, REFRESH_EVERY, _active_set, _warn_not_converged, default_max_iter
 
 
 def simplex_qp(A: np.ndarray, b: np.ndarray, max_iter: int | None = None) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from hlm.models.knn import break_vote_ties
+from hlm.neighbors._knn import break_vote_ties
 from oracles.local_sda_reference import (
     BOUNDARY_RTOL,
     local_centroids,

@@ -1,13 +1,13 @@
 """The row-by-row reference of local SDA (spec section 6.5), which the compiled kernels repeat.
 
-``hlm.models.local_sda.LocalSDA.predict`` runs every row in one compiled kernel
-(``hlm.models._local_sda_kernels``). These functions state the method row by row
+``hlm.local_sda._local_sda.LocalSDA.predict`` runs every row in one compiled kernel
+(``hlm.local_sda._kernels``). These functions state the method row by row
 with numpy and scipy's ``brentq``: the moment constraint's tilted mean and log
 partition function per support (``support_mean``, ``support_log_z``), the root
 lambda (``solve_lambda``), the local centroids, one row's constraints and
 lambdas (``fit_row``) and its class scores (``log_scores``).
 tests/test_local_sda.py checks that the kernels take the same decisions and
-agree with these values to rounding. (They were ``hlm.models.local_sda``'s own
+agree with these values to rounding. (They were ``hlm.local_sda._local_sda``'s own
 reference functions; production code never ran them.)
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from hlm.models._local_sda_kernels.core import (
+from hlm.local_sda._kernels.core import (
     _BOUNDARY,
     _CAP,
     _OK,
@@ -28,7 +28,7 @@ from hlm.models._local_sda_kernels.core import (
     LAMBDA_CAP,
     XTOL,
 )
-from hlm.models.local_sda import Support
+from hlm.local_sda._local_sda import Support
 
 #: the name of each of the kernels' status codes (``STATUS_NAMES[code]``)
 STATUS_NAMES = np.empty(4, dtype=object)

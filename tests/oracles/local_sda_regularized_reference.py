@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from hlm.models._local_sda_kernels.regularized import LAMBDA_TABLE_T
+from hlm.local_sda._kernels.regularized import LAMBDA_TABLE_T
 from oracles.local_sda_pairwise_reference import decided, scored_or_fallback
 from oracles.local_sda_reference import (
     BOUNDARY_RTOL,

@@ -1,5 +1,5 @@
 """Reference solvers of the P-SVM dual (spec ``docs/compared-methods-spec.md`` 6.9), test oracles for
-``hlm.models.psvm.solver``.
+``hlm.svm._psvm.solver``.
 
     min_a 1/2 a'Qa - c'a + eps |a|_1  s.t.  -C <= a_j <= C
 
@@ -22,7 +22,7 @@ Self-contained (frozen copies of the coordinate-descent kernels), so that they d
 not move with the production code; compiled with numba (pure Python would be too
 slow even for the tests' problems). ``cd_solve_dual`` and ``newton_solve_dual``
 give bit for bit the results of the earlier ``psvm_dual(..., newton=False)`` and
-``psvm_dual(..., legacy=True)`` of ``hlm.models.psvm``.
+``psvm_dual(..., legacy=True)`` of ``hlm.svm._psvm``.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@
 # another checkout's venv; there, `make install` or run with PYTHONPATH=src, which
 # the jobs inherit, as the workflow tests do).
 #
-# Settings are read from the validated config only: hlm.config.validate_config
-# fills in the defaults of src/hlm/schemas/config.schema.yaml, the one place where
+# Settings are read from the validated config only: hlm.pipeline.config.validate_config
+# fills in the defaults of src/hlm/pipeline/config.schema.yaml, the one place where
 # they are written.
 
 import os
@@ -20,18 +20,20 @@ from dataclasses import asdict
 from pathlib import Path
 
 import hlm
-from hlm.config import check_config_file, check_names, learner_params, validate_config
+from hlm.datasets._registry import load_registry
 from hlm.errors import HLMError, print_error
-from hlm.data.registry import load_registry
-from hlm.methods import METHODS, incremental_sources, method_applies, method_sources, scheme_applies
-from hlm.methods import PROTOCOL_PAPER_DATASETS, protocol_sources
-from hlm.provenance import config_hash, git_commit
+from hlm.pipeline.config import check_config_file, check_names, learner_params, validate_config
+from hlm.pipeline.incremental import incremental_sources, report_sources, scheme_applies
+from hlm.pipeline.methods import METHODS, method_applies, method_sources
+from hlm.pipeline.protocols import protocols
+from hlm.pipeline.provenance import config_hash, git_commit
+from hlm.pipeline.sources import distance_sources, module_sources
 
 SRC = Path(workflow.basedir) / "src"
 
 
 def _fail(error):
-    # One line, no traceback, exit status 2 (as hlm check, and hlm.jobs inside jobs).
+    # One line, no traceback, exit status 2 (as hlm check, and hlm.pipeline.jobs inside jobs).
     sys.exit(print_error(error))
 
 
@@ -66,41 +68,30 @@ if _SKIPPED:
 # Incremental learning (section 5.5): which schemes, on which data sets (none set: all of the run's).
 INCREMENTAL_SCHEMES = list(config["incremental"]["schemes"])
 INCREMENTAL_DATASETS = list(config["incremental"].get("datasets", DATASETS)) if INCREMENTAL_SCHEMES else []
-# The papers' own protocols (rules online_kde, llc_pc, twoway_gmm_grid, subspace_gmm_grid) run on these
-# data sets (default: the run's among that paper's); they read feature vectors.
-PROTOCOL_DATASETS = {p: list(config[p].get("datasets", [d for d in DATASETS if d in paper]))
-                     for p, paper in PROTOCOL_PAPER_DATASETS.items()}
+# The papers' own protocols (hlm.pipeline.protocols; workflow/rules/protocols.smk) run on these data sets
+# (the config section's, else the run's among that paper's); they read feature vectors.
+PROTOCOLS = protocols()
+KINDS = {d: REGISTRY[d].kind for d in REGISTRY}
+PROTOCOL_DATASETS = {p: list(config[p].get("datasets", spec.defaults(DATASETS, KINDS)))
+                     for p, spec in PROTOCOLS.items()}
 for _protocol, _names in PROTOCOL_DATASETS.items():
-    _NOT_VECTORS = [d for d in _names if REGISTRY[d].kind != "vectors"]
-    if _NOT_VECTORS:
+    _WRONG_KIND = [d for d in _names if KINDS[d] not in PROTOCOLS[_protocol].kinds]
+    if _WRONG_KIND:
         from hlm.errors import ConfigError
 
-        _what = {"online_kde": "online KDE", "llc_pc": "LLC-PC", "twoway_gmm": "two-way GMM",
-                 "subspace_gmm": "subspace GMM"}[_protocol]
-        _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; "
-                          f"the {_what} protocol needs feature vectors"))
-ONLINE_KDE_DATASETS = PROTOCOL_DATASETS["online_kde"]
-# HMAC clusters these data sets (default: the run's of kind vectors), in the hmac rule.
-HMAC_DATASETS = list(config["hmac"].get("datasets", [d for d in DATASETS if REGISTRY[d].kind == "vectors"]))
-_NOT_VECTORS = [d for d in HMAC_DATASETS if REGISTRY[d].kind != "vectors"]
-if _NOT_VECTORS:
-    from hlm.errors import ConfigError
-
-    _fail(ConfigError(f"config: field 'hmac.datasets': {', '.join(_NOT_VECTORS)} not of kind vectors; HMAC "
-                      "clusters feature vectors"))
-# HMAC's jobs: a local Dask cluster of threads_per_job workers when parallel, else (serial, or on a running
-# scheduler's workers) one core.
-HMAC_THREADS = config["threads_per_job"] if config["hmac"].get("parallel") and not config["hmac"].get("scheduler") \
-    else 1
-# Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters.
-TRACKED_DATASETS = DATASETS + [d for d in HMAC_DATASETS if d not in DATASETS]
+        _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_WRONG_KIND)} not of kind "
+                          f"{' or '.join(PROTOCOLS[_protocol].kinds)}; the {PROTOCOLS[_protocol].label} protocol "
+                          "needs feature vectors"))
+# Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters (its levels
+# are logged with the data set's runs).
+TRACKED_DATASETS = DATASETS + [d for d in PROTOCOL_DATASETS["hmac"] if d not in DATASETS]
 _NO_VECTORS = sorted({s for s in INCREMENTAL_SCHEMES for d in INCREMENTAL_DATASETS
                       if not scheme_applies(s, REGISTRY[d].kind)})
 if _NO_VECTORS:
     print("hlm: skipping incremental scheme(s) " + ", ".join(_NO_VECTORS) + " on the data sets not of kind "
           "vectors: they need feature vectors", file=sys.stderr)
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
-MIXTURE_METHODS = [m for m in RUN_METHODS if METHODS[m].estimator == "hlm.models.mixture_hlm:MixtureHLM"]
+MIXTURE_METHODS = [m for m in RUN_METHODS if METHODS[m].estimator == "hlm.local_mapping:MixtureHLM"]
 EXPERIMENT = config["mlflow"]["experiment"]
 
 # MLflow: an embedded SQLite store in the working directory unless the user
@@ -119,7 +110,7 @@ os.environ.update(HLM_CONFIG_HASH=config_hash(config), HLM_GIT_COMMIT=git_commit
 
 def init_tracking_store():
     """Create the MLflow store and experiment once, before any job runs."""
-    from hlm.tracking import init_store
+    from hlm.pipeline.tracking import init_store
 
     init_store(EXPERIMENT)
 
@@ -143,7 +134,7 @@ def dataset_entry(wildcards):
 
 def dataset_raw_files(wildcards):
     """The entry's raw file(s); a folder (format folder) as its files, so that editing one reruns the job."""
-    from hlm.data.textfiles import visible_files
+    from hlm.datasets._textfiles import visible_files
 
     spec = REGISTRY[wildcards.dataset]
     files = []
@@ -153,6 +144,27 @@ def dataset_raw_files(wildcards):
         elif p:
             files.append(p)
     return files
+
+
+# What each data stage's function (hlm.pipeline.stages.data) runs: its rule's code inputs are the files
+# these modules import, the stage's module, and the data set's distance (hlm.distances, looked up by name).
+DATA_STAGES = {
+    "preprocess": ("hlm.datasets._prepare", "hlm.datasets._registry"),
+    "objects": ("hlm.datasets._objects", "hlm.datasets._registry"),
+    "distance_block": ("hlm.distances._blocks", "hlm.datasets._objects"),
+    "distances_from_blocks": ("hlm.distances._blocks", "hlm.datasets._objects", "hlm.datasets._registry"),
+    "splits": ("hlm.pipeline.evaluation.splits",),
+}
+
+
+def data_sources(stage):
+    """The code inputs of a data stage's jobs, with their data set's distance (an input function)."""
+    def sources(wildcards):
+        distance = REGISTRY[wildcards.dataset].distance if stage != "splits" else None
+        return src(*sorted({*module_sources(*DATA_STAGES[stage]), "pipeline/stages/data.py",
+                            *(distance_sources(distance) if distance else ())}))
+
+    return sources
 
 
 # Data sets of raw objects (kind series / sequences): their distances come from row blocks.
@@ -181,7 +193,7 @@ def distance_blocks(wildcards):
 
     objects = checkpoints.objects.get(dataset=wildcards.dataset).output[0]
     n = len(pd.read_parquet(objects, columns=["id"]))
-    from hlm.objects.blocks import block_ranges
+    from hlm.distances._blocks import block_ranges
 
     return [f"results/blocks/{wildcards.dataset}/rows-{i0}-{i1}.parquet"
             for i0, i1 in block_ranges(n, block_size(wildcards.dataset))]
@@ -212,7 +224,33 @@ def probability_methods(dataset):
 
 
 def dataset_hmac_files(dataset):
-    return [f"results/hmac/{dataset}.parquet"] if dataset in HMAC_DATASETS else []
+    return [f"results/hmac/{dataset}.parquet"] if dataset in PROTOCOL_DATASETS["hmac"] else []
+
+
+def protocol_outputs(protocol):
+    """A protocol job's outputs: its runs, and its figure where it draws one."""
+    outputs = {"runs": f"results/{protocol.id}/{{dataset}}.parquet"}
+    if protocol.figure:
+        outputs["figure"] = report(f"results/figures/{protocol.id}_{{dataset}}.png",
+                                   caption="../report/protocol_figure.rst", category=protocol.label)
+    return outputs
+
+
+def protocol_settings(protocol):
+    """What a protocol's job reads of the config: the top-level settings it names and its section (but the
+    data sets)."""
+    return {**{k: config[k] for k in protocol.settings},
+            **{k: v for k, v in config[protocol.id].items() if k != "datasets"}}
+
+
+def protocol_threads(protocol):
+    """Threads of a protocol's jobs ("dask": a local cluster of threads_per_job workers when the section asks
+    for a parallel approach without a running scheduler's address)."""
+    section = config[protocol.id]
+    if protocol.threads == "job" or (protocol.threads == "dask" and section.get("parallel")
+                                     and not section.get("scheduler")):
+        return config["threads_per_job"]
+    return 1
 
 
 def dataset_incremental_files(dataset):
@@ -222,7 +260,7 @@ def dataset_incremental_files(dataset):
 
 def incremental_params(scheme):
     """The learner hyper-parameters the config sets for one scheme (n_init for all; v, step and estimate
-    for Scheme II; step for retrain); the others keep the learner's defaults (hlm.incremental)."""
+    for Scheme II; step for retrain); the others keep the learner's defaults (hlm.local_mapping.incremental)."""
     return learner_params(config, scheme)
 
 
@@ -269,8 +307,8 @@ def final_outputs():
            *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
           if INCREMENTAL_DATASETS else []),
         *(f"results/tables/{p}.{ext}" for p, names in PROTOCOL_DATASETS.items() if names for ext in ("csv", "md")),
-        *(["results/tables/hmac.csv", "results/tables/hmac.md",
-           *expand("results/figures/hmac_{dataset}.png", dataset=HMAC_DATASETS)] if HMAC_DATASETS else []),
+        *(f"results/figures/{p}_{d}.png" for p, names in PROTOCOL_DATASETS.items() if PROTOCOLS[p].figure
+          for d in names),
     ]
 
 

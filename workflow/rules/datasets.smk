@@ -7,18 +7,7 @@ rule preprocess:
         dataset=names_regex(MATRIX_DATASETS),
     input:
         raw=dataset_raw_files,
-        code=src(
-            "data/readers.py",
-            "data/conversions.py",
-            "data/validation.py",
-            "data/vectors.py",
-            "data/prepare.py",
-            "data/artifacts.py",
-            "data/registry.py",
-            "data/generated.py",
-            "data/textfiles.py",
-            "stages/data.py",
-        ),
+        code=data_sources("preprocess"),
     output:
         "results/distances/{dataset}.parquet",
         "results/distances/{dataset}.npy",
@@ -46,9 +35,7 @@ checkpoint objects:
         dataset=names_regex(OBJECT_DATASETS),
     input:
         raw=dataset_raw_files,
-        code=src("objects/load.py", "objects/series.py", "objects/sequences.py", "data/textfiles.py", "data/registry.py",
-                 "data/readers.py", "data/validation.py", "data/prepare.py", "data/artifacts.py",
-                 "stages/data.py"),
+        code=data_sources("objects"),
     output:
         "results/objects/{dataset}.parquet",
     params:
@@ -71,8 +58,7 @@ rule distance_block:
         i1=r"\d+",
     input:
         objects="results/objects/{dataset}.parquet",
-        code=src("objects/blocks.py", "objects/series.py", "objects/sequences.py", "objects/load.py",
-                 "data/artifacts.py", "stages/data.py"),
+        code=data_sources("distance_block"),
     output:
         "results/blocks/{dataset}/rows-{i0}-{i1}.parquet",
     params:
@@ -96,8 +82,7 @@ rule distances_from_blocks:
     input:
         objects="results/objects/{dataset}.parquet",
         blocks=distance_blocks,
-        code=src("objects/blocks.py", "objects/load.py", "data/conversions.py", "data/validation.py",
-                 "data/artifacts.py", "stages/data.py"),
+        code=data_sources("distances_from_blocks"),
     output:
         "results/distances/{dataset}.parquet",
         "results/distances/{dataset}.npy",

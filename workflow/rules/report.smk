@@ -4,7 +4,8 @@
 rule error_rate_tables:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/tables.py", "reporting/paper.py", "stages/report.py"),
+        code=src(*module_sources("hlm.pipeline.reporting.tables", "hlm.pipeline.reporting.paper"),
+                 "pipeline/reporting/papers/hlm.yaml", "pipeline/reporting/papers/local_sda.yaml", "pipeline/stages/report.py"),
     output:
         csv=report(
             "results/tables/error_rates.csv",
@@ -44,7 +45,7 @@ rule error_rate_tables:
 rule error_rate_figure:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/figures.py", "reporting/tables.py", "stages/report.py"),
+        code=src("pipeline/reporting/figures.py", "pipeline/reporting/tables.py", "pipeline/stages/report.py"),
     output:
         report(
             "results/figures/error_rates.png",
@@ -71,7 +72,7 @@ rule cv_components_figure:
             dataset=wildcards.dataset,
             method=MIXTURE_METHODS,
         ),
-        code=src("reporting/figures.py", "stages/report.py"),
+        code=src("pipeline/reporting/figures.py", "pipeline/stages/report.py"),
     output:
         report(
             "results/figures/cv_components_{dataset}.png",
@@ -95,8 +96,8 @@ rule cv_components_figure:
 rule probability_tables:
     input:
         evaluations=evaluation_files(),
-        code=src("reporting/probabilities.py", "reporting/tables.py", "reporting/figures.py",
-                 "evaluation/probabilities.py", "stages/report.py"),
+        code=src("pipeline/reporting/probabilities.py", "pipeline/reporting/tables.py", "pipeline/reporting/figures.py",
+                 "pipeline/evaluation/probabilities.py", "pipeline/stages/report.py"),
     output:
         log_loss_csv=report(
             "results/tables/log_loss.csv",
@@ -128,8 +129,8 @@ rule reliability_figure:
     input:
         predictions=lambda wildcards: [f"results/predictions/{wildcards.dataset}/{m}.parquet"
                                        for m in probability_methods(wildcards.dataset)],
-        code=src("reporting/probabilities.py", "reporting/tables.py", "reporting/figures.py",
-                 "evaluation/probabilities.py", "stages/report.py"),
+        code=src("pipeline/reporting/probabilities.py", "pipeline/reporting/tables.py", "pipeline/reporting/figures.py",
+                 "pipeline/evaluation/probabilities.py", "pipeline/stages/report.py"),
     output:
         report(
             "results/figures/reliability_{dataset}.png",

@@ -5,7 +5,7 @@ rule splits:
     priority: DATA_PRIORITY
     input:
         distances="results/distances/{dataset}.parquet",
-        code=src("evaluation/splits.py", "evaluation/seeds.py", "stages/data.py"),
+        code=data_sources("splits"),
     output:
         "results/splits/{dataset}.parquet",
     params:

@@ -14,7 +14,7 @@ rule track:
         predictions=lambda wc: [f"results/predictions/{wc.dataset}/{m}.parquet" for m in dataset_methods(wc.dataset)],
         incremental=lambda wc: dataset_incremental_files(wc.dataset),
         hmac=lambda wc: dataset_hmac_files(wc.dataset),
-        code=src("stages/track.py", "tracking.py", "data/artifacts.py"),
+        code=src("pipeline/stages/track.py", "pipeline/tracking.py", "datasets/_artifacts.py"),
     output:
         "results/tracking/{dataset}.json",
     params:

@@ -1,7 +1,7 @@
-"""Mixture HLM evaluations -> CV error against M figure (logic: hlm.stages.report.cv_components_figure)."""
+"""Mixture HLM evaluations -> CV error against M figure (logic: hlm.pipeline.stages.report.cv_components_figure)."""
 
-from hlm.jobs import run
-from hlm.stages.report import cv_components_figure
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.report import cv_components_figure
 
 sm = snakemake  # noqa: F821
 run(

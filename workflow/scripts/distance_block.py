@@ -1,7 +1,7 @@
-"""One row block of a data set's distances (logic: hlm.stages.data.distance_block)."""
+"""One row block of a data set's distances (logic: hlm.pipeline.stages.data.distance_block)."""
 
-from hlm.jobs import run
-from hlm.stages.data import distance_block
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.data import distance_block
 
 sm = snakemake  # noqa: F821
 run(lambda: distance_block(sm.input.objects, sm.output[0], dataset=sm.wildcards.dataset,

@@ -1,8 +1,8 @@
-"""One method on every split of one data set (logic: hlm.stages.evaluate.evaluate)."""
+"""One method on every split of one data set (logic: hlm.pipeline.stages.evaluate.evaluate)."""
 
-from hlm.jobs import run
-from hlm.provenance import run_tags
-from hlm.stages.evaluate import evaluate
+from hlm.pipeline.jobs import run
+from hlm.pipeline.provenance import run_tags
+from hlm.pipeline.stages.evaluate import evaluate
 
 sm = snakemake  # noqa: F821
 tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}

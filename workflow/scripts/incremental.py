@@ -1,8 +1,8 @@
-"""One incremental scheme on every split of one data set (logic: hlm.stages.incremental.incremental)."""
+"""One incremental scheme on every split of one data set (logic: hlm.pipeline.incremental.run.run)."""
 
-from hlm.jobs import run
-from hlm.provenance import run_tags
-from hlm.stages.incremental import incremental
+from hlm.pipeline.incremental.run import run as incremental
+from hlm.pipeline.jobs import run
+from hlm.pipeline.provenance import run_tags
 
 sm = snakemake  # noqa: F821
 tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}

@@ -1,9 +1,9 @@
-"""Figure 1 and Table 5 of the incremental runs (logic: hlm.stages.incremental.incremental_report)."""
+"""Figure 1 and Table 5 of the incremental runs (logic: hlm.pipeline.incremental.report.report)."""
 
 from pathlib import Path
 
-from hlm.jobs import run
-from hlm.stages.incremental import incremental_report
+from hlm.pipeline.incremental.report import report as incremental_report
+from hlm.pipeline.jobs import run
 
 sm = snakemake  # noqa: F821
 run(

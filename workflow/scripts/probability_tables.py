@@ -1,7 +1,7 @@
-"""Evaluation Parquet files -> log-loss and Brier tables (logic: hlm.stages.report.probability_tables)."""
+"""Evaluation Parquet files -> log-loss and Brier tables (logic: hlm.pipeline.stages.report.probability_tables)."""
 
-from hlm.jobs import run
-from hlm.stages.report import probability_tables
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.report import probability_tables
 
 sm = snakemake  # noqa: F821
 run(

@@ -1,7 +1,7 @@
-"""Predictions Parquet files -> reliability diagram (logic: hlm.stages.report.reliability_figure)."""
+"""Predictions Parquet files -> reliability diagram (logic: hlm.pipeline.stages.report.reliability_figure)."""
 
-from hlm.jobs import run
-from hlm.stages.report import reliability_figure
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.report import reliability_figure
 
 sm = snakemake  # noqa: F821
 run(

@@ -1,7 +1,7 @@
-"""Distances -> results/splits/{dataset}.parquet (logic: hlm.stages.data.splits)."""
+"""Distances -> results/splits/{dataset}.parquet (logic: hlm.pipeline.stages.data.splits)."""
 
-from hlm.jobs import run
-from hlm.stages.data import splits
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.data import splits
 
 sm = snakemake  # noqa: F821
 run(lambda: splits(sm.input.distances, sm.output[0], dataset=sm.wildcards.dataset, **sm.params), sm.log[0])

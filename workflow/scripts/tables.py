@@ -1,7 +1,7 @@
-"""Evaluation Parquet files -> error-rate tables (logic: hlm.stages.report.tables)."""
+"""Evaluation Parquet files -> error-rate tables (logic: hlm.pipeline.stages.report.tables)."""
 
-from hlm.jobs import run
-from hlm.stages.report import tables
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.report import tables
 
 sm = snakemake  # noqa: F821
 run(

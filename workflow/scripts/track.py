@@ -1,7 +1,7 @@
-"""Mirror one data set's results into MLflow (logic: hlm.stages.track.track)."""
+"""Mirror one data set's results into MLflow (logic: hlm.pipeline.stages.track.track)."""
 
-from hlm.jobs import run
-from hlm.stages.track import track
+from hlm.pipeline.jobs import run
+from hlm.pipeline.stages.track import track
 
 sm = snakemake  # noqa: F821
 run(

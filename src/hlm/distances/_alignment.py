@@ -1,0 +1,74 @@
+"""Pairwise alignment scores between sequences (a similarity of kind sequences).
+
+Global pairwise alignment scores by Biopython's ``PairwiseAligner`` with the
+scheme ``ALIGNMENT_SCHEME`` (match +1, mismatch -1, gap open -2, gap extend -1).
+A score is a similarity, so the pipeline converts it like any similarity
+(paper section 5.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: global alignment scoring (documented in the registry and README); symmetric, so the
+#: score matrix is symmetric and only its upper triangle is computed
+ALIGNMENT_SCHEME = {"mode": "global", "match_score": 1.0, "mismatch_score": -1.0,
+                    "open_gap_score": -2.0, "extend_gap_score": -1.0}
+
+
+def aligner():
+    from Bio.Align import PairwiseAligner
+
+    return PairwiseAligner(**ALIGNMENT_SCHEME)
+
+
+def alignment_scores(rows: list[str], cols: list[str], *, col_offset: int | None = None, row_offset: int = 0,
+                     symmetric: bool = False) -> np.ndarray:
+    """Global alignment scores of every (row, column) pair (``ALIGNMENT_SCHEME``).
+
+    Biopython's ``PairwiseAligner``, global mode: match +1, mismatch -1, gap open -2, gap extend -1. A score
+    is a similarity, converted like any similarity (paper section 5.2).
+
+    With ``symmetric=True`` the rows are objects ``row_offset + r`` and the columns
+    ``col_offset + c`` of one symmetric problem: pairs with column < row are left
+    NaN (the lower triangle, filled by symmetry when the blocks are assembled).
+
+    Parameters
+    ----------
+    rows, cols : list of str
+        The sequences (e.g. DNA strings).
+    col_offset : int or None, default None
+        With ``symmetric``: the index of ``cols[0]`` in the whole problem (None: 0).
+    row_offset : int, default 0
+        With ``symmetric``: the index of ``rows[0]`` in the whole problem.
+    symmetric : bool, default False
+        Compute only the pairs with column index >= row index; the others are NaN.
+
+    Returns
+    -------
+    ndarray of shape (len(rows), len(cols)), float64
+        The alignment score of every (row, column) pair (a similarity: higher is closer); NaN below the
+        diagonal with ``symmetric``.
+
+    Examples
+    --------
+    >>> from hlm.distances import alignment_scores
+    >>> dna = ["ACGTAC", "ACGTTC", "TCGTAA"]
+    >>> print(alignment_scores(dna, dna))
+    [[6. 4. 2.]
+     [4. 6. 0.]
+     [2. 0. 6.]]
+    >>> print(alignment_scores(["ACGT"], ["AGT", "ACGT"]))  # one gap (-2) and three matches
+    [[1. 4.]]
+    >>> print(alignment_scores(dna[1:], dna, row_offset=1, symmetric=True))  # rows 1 and 2: upper triangle
+    [[nan  6.  0.]
+     [nan nan  6.]]
+    """
+    a = aligner()
+    out = np.full((len(rows), len(cols)), np.nan)
+    for r, s in enumerate(rows):
+        for c, t in enumerate(cols):
+            if symmetric and (col_offset or 0) + c < row_offset + r:
+                continue
+            out[r, c] = a.score(s, t)
+    return out

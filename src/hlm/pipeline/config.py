@@ -1,0 +1,148 @@
+"""The pipeline configuration: validation, defaults (schema + cross-references) and strict YAML loading.
+
+The schema (package data ``hlm/pipeline/config.schema.yaml``) is the one place where
+a setting's default is written: :func:`validate_config` fills every missing setting
+that has a ``default:`` there, nested ones included, so that the pipeline (the
+Snakefile), ``hlm check`` and library callers read only ``config[key]``. A method's
+grid and fixed hyper-parameters default to its registration (``hlm.pipeline.methods``), an
+incremental learner's hyper-parameters to the learner's own (``hlm.local_mapping.incremental``).
+
+Errors are ``ConfigError`` with one line naming the field, e.g.
+``config: field 'n_splits' must be >= 1 (got 0)``. Users' YAML files (the
+registry, config files) are read by :func:`load_yaml`: a key repeated in one
+mapping (a pasted second entry, a repeated field) is an error, where PyYAML
+would silently keep the last.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from hlm._yaml import DuplicateKeyError, _parse, load_yaml, schema_error_message
+from hlm.errors import ConfigError
+
+
+def check_config_file(path: str | Path) -> None:
+    """ConfigError for a key given twice in a config file that Snakemake has read (its loader keeps
+    the last); the values are checked by :func:`validate_config`."""
+    try:
+        _parse(Path(path).read_text(encoding="utf-8"))
+    except DuplicateKeyError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except yaml.YAMLError:
+        pass  # Snakemake parsed it (e.g. as JSON): nothing more to say here
+
+
+@lru_cache(maxsize=1)
+def _packaged_schema() -> str:
+    return resources.files("hlm").joinpath("pipeline/config.schema.yaml").read_text(encoding="utf-8")
+
+
+def config_schema() -> dict:
+    """The JSON schema of the pipeline configuration (package data), a fresh copy."""
+    return yaml.safe_load(_packaged_schema())
+
+
+def _fill_defaults(validator, properties, instance, schema):
+    """The ``properties`` keyword, which first sets each missing property that has a ``default``
+    (a copy of it; the recipe of jsonschema's FAQ). The validator then descends into the
+    properties, so defaults of nested objects are filled too (also inside array items)."""
+    if validator.is_type(instance, "object"):
+        for name, subschema in properties.items():
+            if name not in instance and isinstance(subschema, dict) and "default" in subschema:
+                instance[name] = copy.deepcopy(subschema["default"])
+    yield from jsonschema.Draft202012Validator.VALIDATORS["properties"](validator, properties, instance, schema)
+
+
+#: Draft 2020-12 validation that fills the defaults in the instance it validates
+_FillingValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"properties": _fill_defaults})
+
+
+def config_defaults(schema: dict | None = None) -> dict:
+    """Every setting that has a default, as the validated config gets it (nested sections included)."""
+    defaults: dict = {}
+    for _ in _FillingValidator(config_schema() if schema is None else schema).iter_errors(defaults):
+        pass  # the user's choices (datasets, methods) are missing: only the filled defaults matter
+    return defaults
+
+
+def validate_config(config: dict, schema: dict | None = None, *, known_datasets=None, known_methods=None,
+                    where: str = "config") -> dict:
+    """Check ``config`` against the schema and fill in the defaults (in place); return it.
+
+    With ``known_datasets`` / ``known_methods``, also check the names it uses
+    (:func:`check_names`). Raises ConfigError for the first problem.
+    """
+    validator = _FillingValidator(config_schema() if schema is None else schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise ConfigError(schema_error_message(where, errors[0]))
+    if known_datasets is not None or known_methods is not None:
+        check_names(config, known_datasets=known_datasets, known_methods=known_methods, where=where)
+    return config
+
+
+def check_names(config: dict, *, known_datasets=None, known_methods=None, where: str = "config") -> None:
+    """ConfigError for a data set or method name of a validated ``config`` that is not known
+    (data sets are not checked without ``known_datasets``, methods not without ``known_methods``)."""
+    from hlm.pipeline.protocols import protocols
+
+    for field, known, values in (
+        ("datasets", known_datasets, config["datasets"]),
+        ("methods", known_methods, config["methods"]),
+        ("incremental.datasets", known_datasets, config["incremental"].get("datasets", ())),
+        *((f"{p}.datasets", known_datasets, config[p].get("datasets", ())) for p in protocols()),
+    ):
+        unknown = [v for v in values if known is not None and v not in known]
+        if unknown:
+            raise ConfigError(
+                f"{where}: field '{field}': unknown {field.rsplit('.', 1)[-1][:-1]} {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+    for method in config["method_params"] if known_methods is not None else ():
+        if method not in known_methods:
+            raise ConfigError(f"{where}: field 'method_params.{method}': unknown method {method!r}")
+
+
+def load_config(*paths: str | Path, known_datasets=None, known_methods=None) -> dict:
+    """The validated config (defaults filled) of one or more YAML files, as Snakemake reads
+    ``--configfile a.yaml b.yaml``: a later file's settings replace the earlier ones', and its
+    sections (mappings) are merged into theirs."""
+    def merge(into: dict, data: dict) -> dict:
+        for key, value in data.items():
+            if isinstance(value, dict):
+                value = merge(dict(into[key]) if isinstance(into.get(key), dict) else {}, value)
+            into[key] = value
+        return into
+
+    config: dict = {}
+    for path in paths:
+        data = load_yaml(Path(path).read_text(encoding="utf-8"), str(path)) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: must be a mapping of settings")
+        merge(config, data)
+    return validate_config(config, known_datasets=known_datasets, known_methods=known_methods,
+                           where=", ".join(map(str, paths)) or "config")
+
+
+#: The config's ``incremental`` settings that each scheme's learner takes (hlm.local_mapping.incremental:
+#: SchemeI, SchemeII, Retrain). Those the config leaves out keep the learner's default.
+LEARNER_SETTINGS = {
+    "scheme_i": ("n_init",),
+    "scheme_ii": ("n_init", "step", "v", "estimate"),
+    "retrain": ("n_init", "step"),
+    "okde": (),  # the online KDE learners: their own defaults (docs/online-kde-spec.md)
+    "odkde": (),
+}
+
+
+def learner_params(config: dict, scheme: str) -> dict:
+    """The hyper-parameters a validated ``config`` sets for the learner of ``scheme`` (only those it sets)."""
+    section = config["incremental"]
+    return {k: section[k] for k in LEARNER_SETTINGS[scheme] if k in section}

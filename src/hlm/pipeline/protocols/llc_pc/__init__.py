@@ -1,0 +1,20 @@
+"""The LLC-PC paper's protocol (Chen, Lu and Boedihardjo, section 6; docs/llc-pc-spec.md section 8).
+
+Random stratified partitions of the paper's Table 1 sizes; per partition, Greedy-MPE and k-means subclasses,
+the test accuracy at every total K = 1..40 and K chosen by 10-fold CV, beside the paper's Table 2.
+"""
+
+from hlm.pipeline.protocols.spec import ProtocolSpec
+
+PROTOCOL = ProtocolSpec(
+    id="llc_pc",
+    rule="llc_pc",
+    label="LLC-PC",
+    table_caption="The LLC-PC paper's protocol (Chen, Lu and Boedihardjo, Table 2): LLC-PC's best accuracy over the "
+                  "total number of subclasses and with K chosen by CV, for Greedy-MPE and k-means subclasses, "
+                  "beside that paper's numbers.",
+    paper_datasets=("glass", "ringnorm"),  # the paper's Table 2, the two of its data sets we have
+    settings=("seed", "cv_folds"),
+    threads="job",
+    methods=("llc_pc_mpe", "llc_pc_kmeans"),
+)

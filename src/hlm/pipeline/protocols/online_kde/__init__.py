@@ -1,0 +1,18 @@
+"""The odKDE paper's protocol (Kristan and Leonardis, section 4; docs/online-kde-spec.md section 9).
+
+Fourfold CV, 3 orderings, each class started from its first 10 objects and the rest learnt one at a time;
+oKDE and odKDE with the batch KDE and the SVM-RBF, beside the paper's Table 1.
+"""
+
+from hlm.pipeline.protocols.spec import ProtocolSpec
+
+PROTOCOL = ProtocolSpec(
+    id="online_kde",
+    rule="online_kde",
+    label="Online KDE",
+    table_caption="The odKDE paper's protocol (Kristan and Leonardis, Table 1): accuracy and components per class "
+                  "of odKDE, oKDE, the batch KDE and the SVM over folds and orderings, beside that paper's numbers.",
+    paper_datasets=("iris", "wine", "pima", "letter"),  # the paper's Table 1
+    settings=("seed", "cv_folds"),
+    methods=("okde", "odkde", "kde_cv", "svm_vector_rbf"),
+)

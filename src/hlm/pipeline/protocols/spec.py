@@ -1,0 +1,81 @@
+"""A protocol's entry in the table of protocols (``hlm.pipeline.protocols``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """One paper's own protocol: what workflow/rules/protocols.smk needs to make its two rules.
+
+    The protocol's package (``hlm.pipeline.protocols.<id>``) holds this entry (``PROTOCOL``), ``run.py``
+    (``run``: the job on one data set), ``table.py`` (``table``: the table over the data sets; a module of
+    its own, so that editing a table reruns no protocol job) and, where the paper has numbers to compare
+    with, ``paper.yaml``. Its config section is ``<id>`` (src/hlm/pipeline/config.schema.yaml).
+    """
+
+    #: the package, the config section, results/<id>/{dataset}.parquet and results/tables/<id>.{csv,md}
+    id: str
+    #: the job rule's name (``snakemake --forcerun <rule>``); the table's rule is ``<id>_report``
+    rule: str
+    #: the report's category
+    label: str
+    #: the caption of its table in the HTML report (workflow/report/protocol_table.rst)
+    table_caption: str
+    #: the kinds of data set it reads (its feature vectors, from the registry entry: no distance matrix)
+    kinds: tuple[str, ...] = ("vectors",)
+    #: its default data sets: the run's among these; None: every run data set of ``kinds``
+    paper_datasets: tuple[str, ...] | None = None
+    #: the top-level config settings the job reads besides its section (seed, cv_folds, ...)
+    settings: tuple[str, ...] = ("seed",)
+    #: the caption of results/figures/<id>_{dataset}.png, drawn by the job; None: no figure
+    figure: str | None = None
+    #: the job's threads: "one"; "job" (``threads_per_job`` worker processes); "dask" (a local Dask
+    #: cluster of ``threads_per_job`` workers when the section sets ``parallel`` without a ``scheduler``)
+    threads: str = "one"
+    #: the methods (``hlm.pipeline.methods``) whose estimators the job makes by name: their modules are code
+    #: inputs of its rule
+    methods: tuple[str, ...] = ()
+
+    @property
+    def package(self) -> str:
+        return f"hlm.pipeline.protocols.{self.id}"
+
+    @property
+    def run_module(self) -> str:
+        return f"{self.package}.run"
+
+    @property
+    def table_module(self) -> str:
+        return f"{self.package}.table"
+
+    def defaults(self, run_datasets: list[str], kinds: dict[str, str]) -> list[str]:
+        """Its data sets when the config's section names none: the run's among the paper's (or of its kinds)."""
+        if self.paper_datasets is None:
+            return [d for d in run_datasets if kinds[d] in self.kinds]
+        return [d for d in run_datasets if d in self.paper_datasets]
+
+    def sources(self) -> list[str]:
+        """The source files its jobs depend on: what the job script and the run module import, and the
+        estimators of its methods (``hlm.pipeline.sources.run_sources``); not its table."""
+        from hlm.pipeline.methods import METHODS
+        from hlm.pipeline.sources import run_sources
+
+        estimators = [m for method in self.methods for m in METHODS[method].modules]
+        return run_sources(f"the {self.id} protocol", (*JOB_MODULES, self.run_module, *estimators))
+
+    def table_sources(self) -> list[str]:
+        """The source files of its table, with the paper's numbers where it has them."""
+        from hlm.pipeline.sources import PACKAGE_DIR, module_sources
+
+        numbers = Path(*self.package.split(".")[1:], "paper.yaml")
+        return [*module_sources(*TABLE_STAGE, self.table_module),
+                *([str(numbers)] if (PACKAGE_DIR / numbers).is_file() else [])]
+
+
+#: what a protocol job runs besides its run module: the job script's imports (workflow/scripts/protocol.py)
+JOB_MODULES = ("hlm.pipeline.jobs", "hlm.pipeline.provenance", "hlm.pipeline.stages.protocol")
+#: what a protocol's table job runs besides its table module (workflow/scripts/protocol_table.py)
+TABLE_STAGE = ("hlm.pipeline.jobs", "hlm.pipeline.stages.protocol")

@@ -1,0 +1,21 @@
+"""The two-way GMM's grid protocol (dissertation chapter 2, Tables 2.1-2.3; docs/twoway-gmm-spec.md section 8).
+
+On the project's random 80/20 splits, the two-way GMM at every (components per class, variable clusters) and
+MDA at every number of components, each refitted and tested, plus both chosen by 10-fold CV. Its rule is
+twoway_gmm_grid: the method twoway_gmm has its evaluation rule.
+"""
+
+from hlm.pipeline.protocols.spec import ProtocolSpec
+
+PROTOCOL = ProtocolSpec(
+    id="twoway_gmm",
+    rule="twoway_gmm_grid",
+    label="Two-way GMM",
+    table_caption="The two-way GMM's grid (dissertation Tables 2.1-2.3): test error at every (components per "
+                  "class, variable clusters) beside MDA at the same number of components.",
+    # the chapter's data sets are not public: stand-ins (spec section 9)
+    paper_datasets=("sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"),
+    settings=("seed", "cv_folds", "n_splits", "test_fraction"),
+    threads="job",
+    methods=("twoway_gmm", "mda"),
+)

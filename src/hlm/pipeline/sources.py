@@ -1,0 +1,113 @@
+"""Which source files a pipeline job depends on: the hlm modules its code imports.
+
+The workflow declares these files as rule inputs, so editing one reruns exactly
+the jobs whose code can reach it. They are found by reading the sources (every
+``import hlm...`` / ``from hlm... import``, at module level or inside a
+function, followed recursively), not by importing anything, so the Snakefile
+stays fast to parse. The packages on the way count too, with what they import.
+A family's public name (``from hlm.neighbors import KNNClassifier``) counts as
+the private module that defines it: the package's ``_EXPORTS`` table
+(``hlm._lazy``) says which.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+#: src/hlm
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def module_sources(*modules: str) -> list[str]:
+    """Files (relative to src/hlm) of ``modules`` (dotted names, e.g. ``"hlm.pipeline.stages.evaluate"``) and of
+    every hlm module they import, directly or not; sorted."""
+    seen: set[str] = set()
+    todo = list(modules)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        if _path(module) is None:
+            raise ValueError(f"module_sources: no source file for module {module!r} under {PACKAGE_DIR}")
+        seen.add(module)
+        parts = module.split(".")  # the packages on the way are imported first
+        todo.extend(p for i in range(1, len(parts)) if _path(p := ".".join(parts[:i])) is not None)
+        todo.extend(_imports(module) - seen)
+    return sorted(str(_path(m).relative_to(PACKAGE_DIR)) for m in seen)
+
+
+def run_sources(what: str, modules: tuple[str, ...], not_run: tuple[str, ...] = ()) -> list[str]:
+    """The files ``modules`` import (:func:`module_sources`), less ``not_run``: files the code imports but
+    never runs. A ``not_run`` entry the code does not import is an error (a stale entry)."""
+    imported = module_sources(*modules)
+    stale = sorted(set(not_run) - set(imported))
+    if stale:
+        raise ValueError(f"{what}: not_run lists files its code does not import: {stale}")
+    return [f for f in imported if f not in not_run]
+
+
+def defining_module(module: str, name: str) -> str:
+    """The module that defines ``module.name``: for a family's public name, the private module its package's
+    ``_EXPORTS`` names; else ``module`` itself."""
+    return _exports(module).get(name, module)
+
+
+def distance_sources(name: str) -> list[str]:
+    """The source files of the distance called ``name`` (``hlm.distances._registry``): the table and the
+    modules of its functions, which the table names as strings."""
+    from hlm.distances._registry import get_distance
+
+    distance = get_distance(name)
+    functions = [f.split(":")[0] for f in (distance.function, distance.matrix) if f]
+    return module_sources("hlm.distances._registry", *functions)
+
+
+@cache
+def _path(module: str) -> Path | None:
+    """The source file of an hlm module or package, or None (e.g. a function's name)."""
+    parts = module.split(".")
+    if parts[0] != "hlm":
+        return None
+    base = PACKAGE_DIR.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py") if len(parts) > 1 else None, base / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+@cache
+def _tree(module: str) -> ast.Module:
+    return ast.parse(_path(module).read_text(), filename=str(_path(module)))
+
+
+@cache
+def _exports(module: str) -> dict[str, str]:
+    """A package's ``_EXPORTS`` table (public name -> defining module), read from its ``__init__.py``."""
+    path = _path(module)
+    if path is None or path.name != "__init__.py":
+        return {}
+    for node in _tree(module).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+@cache
+def _imports(module: str) -> frozenset[str]:
+    """The hlm modules named by the import statements anywhere in ``module``'s source (a package's public
+    name: the module its ``_EXPORTS`` names)."""
+    found = set()
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise ValueError(f"module_sources: {module} uses a relative import; use hlm.* names")
+            names = [node.module, *(_exports(node.module).get(alias.name, f"{node.module}.{alias.name}")
+                                    for alias in node.names)]
+        else:
+            continue
+        found.update(name for name in names if _path(name) is not None)
+    return frozenset(found)

@@ -1,0 +1,171 @@
+"""Chapter 4's grid protocol (hlm.pipeline.protocols.subspace_gmm) and HMAC's (hlm.pipeline.protocols.hmac):
+rows equal direct refits, simulations are drawn from derived seeds, tables and figures from known numbers."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hlm.base._seeds import derive_seed
+from hlm.datasets._generated import generate
+from hlm.datasets._registry import load_registry
+from hlm.pipeline.protocols.subspace_gmm.run import (
+    SEP_MIN_EXTRA,
+    cv_parts,
+    dims_for,
+    make_estimator,
+    run_subspace_gmm,
+    simulation_parts,
+)
+from hlm.pipeline.protocols.subspace_gmm.table import (
+    PAPER_SUBSPACE_GMM,
+    best_cells,
+    grid_table,
+    paper_error,
+    subspace_gmm_markdown,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def waveform_spec():
+    return load_registry(ROOT / "config/datasets.yaml", names=["waveform"])["waveform"]
+
+
+def test_dims_keep_the_chapters_and_stay_below_p():
+    assert dims_for("sonar", 60) == [2, 3, 5, 7, 9, 11, 13, 15]
+    assert dims_for("waveform", 21) == [2, 4, 6, 8, 10, 12, 14, 16]
+    assert dims_for("iris", 4) == [2, 3]
+    assert dims_for("sonar", 60, [2, 60, 70]) == [2]
+
+
+def test_simulations_are_fresh_draws_from_derived_seeds(waveform_spec):
+    parts = simulation_parts(waveform_spec, 2, 30, 20, seed=7, dataset="waveform")
+    assert [p[0].shape for p in parts] == [(30, 21)] * 2 and [p[2].shape for p in parts] == [(20, 21)] * 2
+    again = generate("waveform", 20, 21, derive_seed(7, "waveform", 1, "test"))
+    np.testing.assert_array_equal(parts[1][2], again.X)
+    assert not np.array_equal(parts[0][0][:20], parts[1][0][:20])
+
+
+def test_cv_parts_are_stratified_folds_covering_every_object():
+    y = np.repeat(["a", "b"], [12, 8])
+    X = np.arange(40.0).reshape(20, 2)
+    parts = cv_parts(X, y, 4, seed=3, dataset="toy")
+    tested = np.concatenate([p[2][:, 0] for p in parts])
+    assert sorted(tested) == sorted(X[:, 0]) and all((p[3] == "b").sum() == 2 for p in parts)
+
+
+def test_rows_equal_direct_refits_and_sep_follows_the_chapters_na(waveform_spec):
+    """Every row is the refit of its cell on its part's training objects; GMM-MPCA-SEP with d - (K - 1) < 2
+    is NaN, as the chapter's NA (K = 3: d = 2 and 3)."""
+    parts = simulation_parts(waveform_spec, 2, 150, 100, seed=11, dataset="waveform")
+    frame = run_subspace_gmm(parts, dataset="waveform", seed=11, n_components=[2], n_dims=[2, 3, 5],
+                             methods=("gmm_mpca", "gmm_mpca_sep", "mda_rr", "mda_dr_mpca"))
+    assert len(frame) == 2 * 4 * 3
+    sep = frame[frame.method == "gmm_mpca_sep"]
+    assert sep[sep.n_dims < 2 + SEP_MIN_EXTRA].error.isna().all() and sep[sep.n_dims == 5].error.notna().all()
+    rows = frame.dropna(subset=["error"])
+    assert rows.error.between(0, 40).all()
+    for r in rows.itertuples():
+        X, y, Xt, yt = parts[r.fold]
+        fixed = {"standardize": False, "random_state": derive_seed(11, "waveform", r.fold, "model") % 2**31}
+        model = make_estimator(r.method, r.n_components, r.n_dims, fixed).fit(X, y)
+        assert r.error == pytest.approx(100 * np.mean(model.predict(Xt) != yt), abs=1e-12)
+
+
+def test_paper_cells_are_the_chapters():
+    # Table 4.1(b) Waveform, 3 components, GMM-MPCA at d = 2; Table 4.2(a) Sonar, 4 components, MDA-RR at d = 7
+    assert paper_error("waveform", "gmm_mpca", 3, 2) == 15.70
+    assert paper_error("sonar", "mda_rr", 4, 7) == 19.27
+    assert np.isnan(paper_error("waveform", "gmm_mpca_sep", 3, 2)) and np.isnan(paper_error("waveform", "mda_rr", 3, 3))
+    for table in PAPER_SUBSPACE_GMM.values():
+        assert all(len(v) == len(table["dims"]) for v in table["rows"].values()) and len(table["rows"]) == 21
+
+
+def test_table_from_known_numbers():
+    """Mean and SE over the parts; the best cell per method against the chapter's best (Sonar GMM-MPCA's:
+    17.33 at (4, 13))."""
+    rows = [{"fold": f, "method": "gmm_mpca", "n_components": R, "n_dims": d, "error": e}
+            for (R, d, errs) in ((4, 13, [18.0, 20.0, 22.0]), (3, 2, [40.0, 40.0, 40.0])) for f, e in enumerate(errs)]
+    frame = pd.DataFrame(rows)
+    table = grid_table({"sonar": frame})
+    cell = table[(table.n_components == 4)].iloc[0]
+    assert (cell.error, cell.error_se, cell.paper) == (20.0, pytest.approx(2 / np.sqrt(3)), 17.33)
+    best = best_cells(table, "sonar").iloc[0]
+    assert best.ours_cell == (4, 13) and best.paper_cell == (4, 13) and best["diff"] == pytest.approx(2.67)
+    md = subspace_gmm_markdown({"sonar": (frame, {"design": "cv", "n_folds": 3, "standardize": False})}, table)
+    assert "| GMM-MPCA | 20.00 (1.15) | (4, 13) | 17.33 | (4, 13) | 2.67 | **no** |" in md
+    assert "| 4 | GMM-MPCA | NA | 20.00 (17.33) |" in md and "3-fold cross-validation" in md
+
+
+# HMAC's stage (rule hmac) and its MLflow run
+
+
+def entry_of(name: str) -> dict:
+    """The registry entry as the pipeline passes it (workflow/rules/common.smk dataset_entry)."""
+    from dataclasses import asdict
+
+    spec = load_registry(ROOT / "config/datasets.yaml", names=[name])[name]
+    return {k: v for k, v in asdict(spec).items()
+            if v not in (None, "") and k not in ("name", "description", "provenance", "licence")}
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    monkeypatch.delenv("HLM_MLFLOW_ARTIFACTS", raising=False)
+    return tmp_path
+
+
+def test_hmac_stage_writes_the_levels_figure_and_mlflow_run(tmp_path, store):
+    """Wine z-scored (its registry standardizes it): the Parquet rows are HMAC's levels at the configured
+    bandwidths; MLflow gets one run whose steps are the levels' cluster counts."""
+    import mlflow
+
+    from hlm.datasets._artifacts import read_metadata
+    from hlm.datasets._prepare import load_vectors
+    from hlm.hmac._hmac import bandwidth_sequence, hmac
+    from hlm.pipeline import tracking
+    from hlm.pipeline.protocols.hmac.run import run as hmac_levels
+    from hlm.pipeline.protocols.hmac.table import table as hmac_report
+
+    spec = load_registry(ROOT / "config/datasets.yaml", names=["wine"])["wine"]
+    out, fig = tmp_path / "wine.parquet", tmp_path / "hmac_wine.png"
+    settings = {"n_levels": 6, "low": 0.2, "high": 1.2}
+    hmac_levels(dataset="wine", entry=entry_of("wine"), outputs={"runs": str(out), "figure": str(fig)},
+                settings=settings, tags={"config_hash": "c", "git_commit": "g"}, root=ROOT)
+    frame = pd.read_parquet(out)
+    X = np.asarray(load_vectors(spec, ROOT).features, dtype=np.float64)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    direct = hmac(X, bandwidth_sequence(X, 6, 0.2, 1.2))
+    assert frame.n_clusters.tolist() == [int(c) for c in direct.n_clusters]
+    assert all(np.array_equal(np.asarray(a), b.labels) for a, b in zip(frame["labels"], direct.levels))
+    assert fig.read_bytes()[:4] == b"\x89PNG"
+    meta = read_metadata(out)
+    assert (meta["n"], meta["p"], meta["approach"], meta["standardize"]) == (178, 13, "serial", True)
+    tracking.init_store("hlm")
+    run_id = tracking.log_hmac(dataset="wine", path=out, tags={"rule": "hmac"}, params={"approach": "serial"})
+    client = mlflow.tracking.MlflowClient()
+    steps = client.get_metric_history(run_id, "n_clusters")
+    assert [int(m.value) for m in sorted(steps, key=lambda m: m.step)] == frame.n_clusters.tolist()
+    assert client.get_run(run_id).data.metrics["total_seconds"] == pytest.approx(frame.total_seconds.iloc[0])
+    assert tracking.log_hmac(dataset="wine", path=out, tags={}, params={}) == run_id  # same file: not again
+    hmac_report([str(out)], csv_out=str(tmp_path / "hmac.csv"), md_out=str(tmp_path / "hmac.md"))
+    md = (tmp_path / "hmac.md").read_text()
+    assert "## wine" in md and "178 points, 13 features; serial" in md
+    assert len(pd.read_csv(tmp_path / "hmac.csv")) == 6
+
+
+def test_hmac_stage_names_the_data_set_and_the_config_field_for_duplicates(tmp_path):
+    from hlm.errors import DataError
+    from hlm.pipeline.protocols.hmac.run import run as hmac_levels
+    from messages import one_line
+
+    with pytest.raises(DataError) as exc:
+        hmac_levels(dataset="iris", entry=entry_of("iris"),
+                    outputs={"runs": str(tmp_path / "a.parquet"), "figure": str(tmp_path / "a.png")},
+                    settings={"n_levels": 3, "low": 0.1, "high": 1.0}, tags={}, root=ROOT)
+    one_line(exc, "HMAC on data set 'iris': X: rows 101 and 142 are identical (duplicate points); set "
+                        "hmac.allow_duplicates: true to cluster them together")

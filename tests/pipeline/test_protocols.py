@@ -1,0 +1,148 @@
+"""The LLC-PC and two-way GMM protocols (hlm.pipeline.protocols.llc_pc, hlm.pipeline.protocols.twoway_gmm): rows
+equal direct refits; their tables from known numbers."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hlm.base._seeds import derive_seed
+from hlm.datasets._prepare import load_vectors
+from hlm.datasets._registry import load_registry
+from hlm.pipeline.evaluation.cv import make_folds, select_params
+from hlm.pipeline.evaluation.splits import make_splits, split_indices
+from hlm.pipeline.methods import METHODS
+from hlm.pipeline.protocols.llc_pc.run import partition, run_llc_pc
+from hlm.pipeline.protocols.llc_pc.table import LLC_PC_SOURCE, PAPER_LLC_PC, llc_pc_markdown, llc_pc_table
+from hlm.pipeline.protocols.twoway_gmm.run import cluster_grid, run_twoway_gmm
+from hlm.pipeline.protocols.twoway_gmm.table import grid_table, twoway_gmm_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_registry(ROOT / "config/datasets.yaml")
+
+
+def test_cluster_grid_keeps_l_below_the_dimension():
+    assert cluster_grid([4, 8, 12, 16, 24, 36, 48, 56], 36) == [4, 8, 12, 16, 24]
+    assert cluster_grid([4, 8], 4) == []
+
+
+def test_twoway_rows_equal_direct_refits_with_missing_values(registry):
+    """Sonar with 5% of its cells removed: each grid row is the refit of that point on the split's training
+    part (same seed, so the same error); the CV row refits the point the house CV chooses."""
+    rec = load_vectors(registry["sonar_mcar5"], ROOT)
+    X, y = rec.features, rec.labels
+    assert np.isnan(X).sum() == 624
+    frame = run_twoway_gmm(X, y, dataset="sonar_mcar5", seed=5, cv_folds=3, n_splits=20, test_fraction=0.2,
+                           splits=[1], n_components=[1, 2], n_clusters=[4, 60, 64])
+    grid = frame[frame.selection == "grid"]
+    assert len(grid) == 2 * 1 + 2 and len(frame) == len(grid) + 2  # L >= p = 60 is MDA: left out
+    train, test = split_indices(make_splits(len(y), dataset="sonar_mcar5", n_splits=20, test_fraction=0.2, seed=5), 1)
+    state = derive_seed(5, "sonar_mcar5", 1, "model") % 2**31
+    for r in grid.itertuples():
+        params = {"n_components": r.n_components, "random_state": state, "standardize": False}
+        if r.method == "twoway_gmm":
+            params["n_clusters"] = r.n_clusters
+        model = METHODS[r.method].make(params).fit(X[train], y[train])
+        assert r.error == pytest.approx(100 * np.mean(model.predict(X[test]) != y[test]), abs=1e-12)
+    folds = make_folds(y[train], 3, derive_seed(5, "sonar_mcar5", 1, "cv"))
+    est = METHODS["twoway_gmm"].make({"random_state": state, "standardize": False})
+    best, _, _ = select_params(est, X[train], y[train], [{"n_components": m, "n_clusters": 4} for m in (1, 2)], folds)
+    cv = frame[(frame.selection == "cv") & (frame.method == "twoway_gmm")].iloc[0]
+    assert (cv.n_components, cv.n_clusters) == (best["n_components"], 4)
+    assert cv.error == grid[(grid.method == "twoway_gmm") & (grid.n_components == cv.n_components)].error.iloc[0]
+
+
+def test_llc_pc_rows_equal_direct_refits(registry):
+    """Iris (3 classes), one 60:40 partition: the path rows start at K = N = 3 (a smaller K is N) and each
+    equals a refit at that K; the equivalence columns equal refits with the other schemas; the CV row refits
+    the K the house CV chooses over the same range. cv=False gives the same path rows, alone."""
+    rec = load_vectors(registry["iris"], ROOT)
+    X, y = rec.features, rec.labels
+    frame = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2])
+    train, test = partition(y, "iris", 3, 2)
+    assert (len(train), len(test)) == (90, 60) and sorted(set(y[train])) == sorted(set(y))
+    state = derive_seed(3, "iris", "llc-pc", 2, "model") % 2**31
+    for method in ("llc_pc_mpe", "llc_pc_kmeans"):
+        path = frame[(frame.method == method) & (frame.selection == "path")]
+        assert path.n_subclasses.tolist() == [3, 4, 5, 6]
+        for r in path.itertuples():
+            params = {"n_subclasses": r.n_subclasses, "random_state": state}
+            model = METHODS[method].make(params).fit(X[train], y[train])
+            vote = model.predict(X[test])
+            assert r.accuracy == pytest.approx(100 * np.mean(vote == y[test]), abs=1e-12)
+            assert r.mpe == pytest.approx(model.mpe_, rel=1e-12)
+            if method == "llc_pc_kmeans":
+                minmax = model.set_params(combination="minmax").predict(X[test])
+                assert r.agree_minmax == pytest.approx(np.mean(minmax == vote), abs=1e-12)
+                assert 0 < r.provable <= 1
+        folds = make_folds(y[train], 3, derive_seed(3, "iris", "llc-pc", 2, "cv"))
+        best, _, _ = select_params(METHODS[method].make({"random_state": state}), X[train], y[train],
+                                   [{"n_subclasses": k} for k in (3, 4, 5, 6)], folds)
+        cv = frame[(frame.method == method) & (frame.selection == "cv")].iloc[0]
+        assert cv.n_subclasses == best["n_subclasses"]
+        assert cv.accuracy == path[path.n_subclasses == cv.n_subclasses].accuracy.iloc[0]
+    # cv=False: the same path rows, without the CV's
+    paths = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2], cv=False)
+    expected = frame[frame.selection == "path"].reset_index(drop=True)
+    assert (paths.selection == "path").all() and len(paths) == len(expected) == 8
+    pd.testing.assert_frame_equal(paths.drop(columns="fit_seconds"), expected.drop(columns="fit_seconds"))
+
+
+def _twoway_frame(errors_two: dict, errors_mda: dict, cv_two, cv_mda) -> pd.DataFrame:
+    rows = []
+    for (m, L), errs in errors_two.items():
+        rows += [{"split": s, "method": "twoway_gmm", "selection": "grid", "n_components": m, "n_clusters": L,
+                  "error": e, "n_clusters_effective": L - 1.0, "n_classes": 3} for s, e in enumerate(errs)]
+    for m, errs in errors_mda.items():
+        rows += [{"split": s, "method": "mda", "selection": "grid", "n_components": m, "n_clusters": -1,
+                  "error": e, "n_clusters_effective": 0.0, "n_classes": 3} for s, e in enumerate(errs)]
+    for method, errs, L in (("twoway_gmm", cv_two, 8), ("mda", cv_mda, -1)):
+        rows += [{"split": s, "method": method, "selection": "cv", "n_components": 2, "n_clusters": L, "error": e,
+                  "n_clusters_effective": 0.0, "n_classes": 3} for s, e in enumerate(errs)]
+    return pd.DataFrame(rows)
+
+
+def test_twoway_table_from_known_numbers():
+    frame = _twoway_frame({(1, 4): [10, 20], (1, 8): [30, 30], (2, 4): [40, 40], (2, 8): [35, 45]},
+                          {1: [20, 20], 2: [30, 30]}, cv_two=[1, 2, 3, 4, 5], cv_mda=[2, 4, 6, 8, 10])
+    table = grid_table({"toy": frame})
+    r = table[(table.n_components == 1) & (table.n_clusters == 4)].iloc[0]
+    assert (r.error, r.error_sd, r.n_runs, r.clusters_used) == (15.0, pytest.approx(np.sqrt(50)), 2, 3.0)
+    md = twoway_gmm_markdown({"toy": frame}, table)
+    assert "| 1 (3) | **15.00 (7.07)** | 30.00 (0.00) | 4 | 20.00 (0.00) | -5.00 |" in md
+    assert "| 2 (6) | 40.00 (0.00) | 40.00 (7.07) | 4, 8 | **30.00 (0.00)** | +10.00 |" in md
+    assert "at most MDA's error in 1 of 2 rows" in md and "L = 4: 3.0, L = 8: 7.0" in md
+    # five splits, two-way lower on each by distinct amounts: the exact one-sided p is 1/2^5
+    assert "two-way GMM 3.00 (1.58) [modal M = 2, L = 8, 2KL = 48]" in md and "p = 0.0312 (5 splits)" in md
+
+
+def _llc_frame() -> pd.DataFrame:
+    rows = []
+    curves = {"llc_pc_mpe": {6: [50, 60], 7: [70, 72], 8: [71, 71]}, "llc_pc_kmeans": {6: [50, 60], 7: [40, 40]}}
+    for method, curve in curves.items():
+        for k, accs in curve.items():
+            rows += [{"partition": p, "method": method, "selection": "path", "n_subclasses": k, "accuracy": a,
+                      "provable": 0.99 if method == "llc_pc_kmeans" else np.nan, "agree_minmax": 1.0,
+                      "agree_probability": 0.98} for p, a in enumerate(accs)]
+        rows += [{"partition": p, "method": method, "selection": "cv", "n_subclasses": k, "accuracy": a,
+                  "provable": np.nan} for p, (k, a) in enumerate([(7, 65), (8, 69)])]
+    return pd.DataFrame(rows)
+
+
+def test_llc_pc_table_from_known_numbers():
+    """Optimal = the best K of the mean curve (the first on a tie: K = 7 and 8 both average 71); CV = the mean
+    accuracy at each partition's chosen K, with the median K."""
+    frames = {"glass": _llc_frame()}
+    table = llc_pc_table(frames, PAPER_LLC_PC).set_index("method")
+    mpe = table.loc["llc_pc_mpe"]
+    assert (mpe.optimal, mpe.optimal_k, mpe.cv, mpe.cv_k_median, mpe.paper, mpe.paper_k) == (71, 7, 67, 7.5, 70.27, 18)
+    assert mpe.optimal_sd == pytest.approx(np.sqrt(2))
+    assert table.loc["llc_pc_kmeans"].optimal_k == 6
+    md = llc_pc_markdown(table.reset_index(), frames, PAPER_LLC_PC, LLC_PC_SOURCE)
+    assert "| glass | 70.27 (18) | 71.00 ± 1.41 (7) | 67.00 ± 2.83 (7.5) | 67.86 (30) | 55.00 ± 7.07 (6) |" in md
+    assert "| glass | 99.00% | 99.00% | 99.00% | 1.0000 ± 0.0000 | 0.9800 ± 0.0000 |" in md

@@ -1,0 +1,127 @@
+"""The source files a method's jobs depend on (hlm.pipeline.sources, hlm.pipeline.methods.method_sources)."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hlm.pipeline.methods import METHODS, STAGE_MODULES, method_sources
+from hlm.pipeline.protocols import protocols
+from hlm.pipeline.protocols.spec import JOB_MODULES, TABLE_STAGE
+from hlm.pipeline.sources import PACKAGE_DIR, defining_module, module_sources
+
+
+def _runtime_modules(*modules: str) -> set[str]:
+    """The hlm source files a fresh interpreter has loaded after importing ``modules``."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {list(modules)!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted(getattr(m, '__file__', None) or '' for n, m in sys.modules.items()"
+        " if n == 'hlm' or n.startswith('hlm.'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    files = {f for f in json.loads(out) if f}
+    return {str(Path(f).resolve().relative_to(PACKAGE_DIR)) for f in files}
+
+
+@pytest.mark.parametrize("estimator_module", sorted({m for spec in METHODS.values() for m in spec.modules}))
+def test_static_sources_cover_what_an_evaluation_job_imports(estimator_module):
+    """Everything a job loads at run time (the stage and the estimator module) is found by reading the sources."""
+    loaded = _runtime_modules(*STAGE_MODULES, estimator_module)
+    assert loaded <= set(module_sources(*STAGE_MODULES, estimator_module)), loaded - set(
+        module_sources(*STAGE_MODULES, estimator_module))
+
+
+def test_incremental_sources_cover_what_an_incremental_job_imports():
+    """An incremental job loads its protocol and the learners; every file it loads is a declared input,
+    except the clusterings it imports but never runs, which are left out on purpose."""
+    from hlm.pipeline.incremental import INCREMENTAL_MODULES, INCREMENTAL_NOT_RUN, incremental_sources
+
+    loaded = _runtime_modules(*INCREMENTAL_MODULES)
+    declared = set(incremental_sources("scheme_ii"))
+    assert loaded - declared <= set(INCREMENTAL_NOT_RUN), loaded - declared
+    assert {"local_mapping/incremental/_scheme_ii.py", "local_mapping/_clustering/vsh.py",
+            "local_mapping/_gamma.py"} <= declared
+    assert not {"local_mapping/_clustering/ward.py", "local_mapping/_kernel_hlm.py",
+                "pipeline/incremental/report.py"} & declared
+    assert not any(f.startswith("kde/") for f in declared)  # the online KDE learner is imported by name
+    # the online KDE schemes load their learner by name at run time: declared for them
+    loaded = _runtime_modules(*INCREMENTAL_MODULES, "hlm.kde._learner")
+    declared = set(incremental_sources("odkde"))
+    assert loaded - declared <= set(INCREMENTAL_NOT_RUN), loaded - declared
+    assert {"kde/_learner.py", "kde/_compression.py"} <= declared
+
+
+@pytest.mark.parametrize("protocol", sorted(protocols()))
+def test_protocol_sources_cover_the_protocol_but_not_its_table(protocol):
+    """A protocol's jobs depend on what they run (the job script's imports, its run module, the estimators
+    of its methods); editing its table reruns none of them. Its table's job depends on the table module and
+    the paper's numbers."""
+    spec = protocols()[protocol]
+    estimators = [m for method in spec.methods for m in METHODS[method].modules]
+    loaded = _runtime_modules(*JOB_MODULES, spec.run_module, *estimators)
+    declared = set(spec.sources())
+    assert loaded <= declared, loaded - declared
+    assert {f"pipeline/protocols/{protocol}/run.py", f"pipeline/protocols/{protocol}/__init__.py"} <= declared
+    assert f"pipeline/protocols/{protocol}/table.py" not in declared
+    assert not any(f.endswith(".yaml") for f in declared)
+    tables = set(spec.table_sources())
+    assert _runtime_modules(*TABLE_STAGE, spec.table_module) <= tables
+    numbers = f"pipeline/protocols/{protocol}/paper.yaml"
+    assert (numbers in tables) == (PACKAGE_DIR / numbers).is_file()
+
+
+def test_protocol_sources_follow_the_methods_estimators():
+    """The odKDE protocol makes its estimators by method id: their modules are its jobs' inputs, not other
+    families'."""
+    declared = set(protocols()["online_kde"].sources())
+    assert {"kde/_online.py", "kde/_kde_cv.py", "svm/_similarity.py", "pipeline/protocols/common.py",
+            "datasets/_generated.py"} <= declared
+    assert not {"local_mapping/_mixture_hlm.py", "llc_pc/_llc_pc.py"} & declared
+
+
+def test_public_names_count_as_their_defining_module():
+    """``from hlm.neighbors import KNNClassifier`` depends on hlm/neighbors/_knn.py, not on the family's other
+    modules; the method table's public names resolve the same way."""
+    found = set(module_sources("hlm.pipeline.incremental.run"))
+    assert {"local_mapping/incremental/__init__.py", "local_mapping/incremental/_scheme_ii.py"} <= found
+    assert defining_module("hlm.neighbors", "KNNClassifier") == "hlm.neighbors._knn"
+    assert METHODS["affinity_knn"].modules == ("hlm.neighbors._weighted",)
+    assert "neighbors/_weighted.py" not in method_sources("knn")
+
+
+def test_imports_inside_functions_and_packages_count():
+    found = module_sources("hlm.local_mapping._mixture_hlm")
+    assert "local_mapping/_kernel_hlm.py" in found  # imported inside a method (the "kernel" candidate)
+    assert {f"local_mapping/_clustering/{f}.py" for f in ("vsh", "generalized_kmeans", "ward")} <= set(found)
+    assert {"__init__.py", "local_mapping/__init__.py", "local_mapping/_clustering/__init__.py"} <= set(found)
+
+
+def test_method_sources_leave_out_only_what_the_method_never_runs():
+    for method in ("svm_kernel_clip", "svm_features_rbf", "svm_knn", "svm_vector_linear"):
+        assert "svm/_libsvm.py" in method_sources(method)  # the direct libsvm fits
+    vsh = method_sources("hlm_vsh")
+    assert "local_mapping/_clustering/vsh.py" in vsh and "local_mapping/_clustering/ward.py" not in vsh
+    assert "local_mapping/_kernel_hlm.py" not in vsh
+    assert "local_mapping/_kernel_hlm.py" in method_sources("hlm_kernel_vsh")
+    assert "distances/_reciprocal.py" not in method_sources("knn")
+    assert "distances/_reciprocal.py" in method_sources("kri_knn")
+    assert "neighbors/_kri.py" not in method_sources("affinity_knn")
+    assert "neighbors/_kri.py" in method_sources("kri_knn")
+    # its kernel has its own copy of the tie rule (tested equal)
+    assert "neighbors/_knn.py" not in method_sources("local_sda")
+    assert "pipeline/tracking.py" not in method_sources("knn")  # logged by the track rule, not by method jobs
+
+
+def test_stale_not_run_entry_is_an_error(monkeypatch):
+    monkeypatch.setitem(METHODS, "knn", dataclasses.replace(METHODS["knn"], not_run=("svm/_psvm/solver.py",)))
+    with pytest.raises(ValueError, match="svm/_psvm/solver.py"):
+        method_sources("knn")
+
+
+def test_unknown_module_is_an_error():
+    with pytest.raises(ValueError, match="hlm.no_such_module"):
+        module_sources("hlm.no_such_module")

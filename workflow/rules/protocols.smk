@@ -1,0 +1,53 @@
+# The papers' own protocols (hlm.pipeline.protocols: one entry per protocol, as the methods are a table):
+# two rules per entry. The job rule (its entry's `rule` name, e.g. twoway_gmm_grid) runs the protocol on
+# one data set from the registry entry's feature vectors (no distance matrix) and writes
+# results/{protocol}/{dataset}.parquet (and results/figures/{protocol}_{dataset}.png where it draws one);
+# {protocol}_report writes results/tables/{protocol}.{csv,md} over the data sets, beside the paper's
+# numbers. The job's code inputs are what it runs, not its table: editing a table reruns no protocol job.
+
+for _protocol in PROTOCOLS.values():
+
+    rule:
+        name:
+            _protocol.rule
+        input:
+            raw=dataset_raw_files,
+            code=src(*_protocol.sources()),
+        output:
+            **protocol_outputs(_protocol),
+        params:
+            protocol=_protocol.id,
+            entry=dataset_entry,
+            settings=protocol_settings(_protocol),
+            **({"figure_caption": _protocol.figure} if _protocol.figure else {}),
+        threads: protocol_threads(_protocol)
+        log:
+            f"logs/{_protocol.id}/{{dataset}}.log",
+        benchmark:
+            f"logs/benchmarks/{_protocol.id}/{{dataset}}.tsv",
+        conda:
+            "../../envs/hlm.yaml"
+        script:
+            "../scripts/protocol.py"
+
+    rule:
+        name:
+            f"{_protocol.id}_report"
+        input:
+            runs=expand(f"results/{_protocol.id}/{{dataset}}.parquet", dataset=PROTOCOL_DATASETS[_protocol.id]),
+            code=src(*_protocol.table_sources()),
+        output:
+            csv=report(f"results/tables/{_protocol.id}.csv", caption="../report/protocol_table.rst",
+                       category=_protocol.label),
+            md=f"results/tables/{_protocol.id}.md",
+        params:
+            protocol=_protocol.id,
+            caption=_protocol.table_caption,
+        log:
+            f"logs/report/{_protocol.id}_report.log",
+        benchmark:
+            f"logs/benchmarks/report/{_protocol.id}_report.tsv",
+        conda:
+            "../../envs/hlm.yaml"
+        script:
+            "../scripts/protocol_table.py"
