@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from hlm.errors import ConfigError
-from hlm.pipeline.config import config_defaults, config_schema, learner_params, load_config, validate_config
+from hlm.pipeline.config import config_defaults, config_schema, load_config, validate_config
+from hlm.pipeline.incremental import learner_params
 from hlm.pipeline.methods import METHODS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from sklearn.model_selection import ParameterGrid
 
-from hlm.pipeline.config import LEARNER_SETTINGS, config_schema, learner_params, load_config
-from hlm.pipeline.incremental import VECTOR_SCHEMES
+from hlm.pipeline.config import config_schema, load_config
+from hlm.pipeline.incremental import LEARNER_SETTINGS, VECTOR_SCHEMES, learner_params
 from hlm.pipeline.incremental.run import SCHEMES, learner_settings
 from hlm.pipeline.methods import METHODS
 

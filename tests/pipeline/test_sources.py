@@ -11,7 +11,13 @@ import pytest
 from hlm.pipeline.methods import METHODS, STAGE_MODULES, method_sources
 from hlm.pipeline.protocols import protocols
 from hlm.pipeline.protocols.spec import JOB_MODULES, TABLE_STAGE
-from hlm.pipeline.sources import PACKAGE_DIR, defining_module, module_sources
+from hlm.pipeline.sources import (
+    PACKAGE_DIR,
+    defining_module,
+    module_sources,
+    protocol_sources,
+    protocol_table_sources,
+)
 
 
 def _runtime_modules(*modules: str) -> set[str]:
@@ -63,12 +69,12 @@ def test_protocol_sources_cover_the_protocol_but_not_its_table(protocol):
     spec = protocols()[protocol]
     estimators = [m for method in spec.methods for m in METHODS[method].modules]
     loaded = _runtime_modules(*JOB_MODULES, spec.run_module, *estimators)
-    declared = set(spec.sources())
+    declared = set(protocol_sources(spec, METHODS))
     assert loaded <= declared, loaded - declared
     assert {f"pipeline/protocols/{protocol}/run.py", f"pipeline/protocols/{protocol}/__init__.py"} <= declared
     assert f"pipeline/protocols/{protocol}/table.py" not in declared
     assert not any(f.endswith(".yaml") for f in declared)
-    tables = set(spec.table_sources())
+    tables = set(protocol_table_sources(spec))
     assert _runtime_modules(*TABLE_STAGE, spec.table_module) <= tables
     numbers = f"pipeline/protocols/{protocol}/paper.yaml"
     assert (numbers in tables) == (PACKAGE_DIR / numbers).is_file()
@@ -77,7 +83,7 @@ def test_protocol_sources_cover_the_protocol_but_not_its_table(protocol):
 def test_protocol_sources_follow_the_methods_estimators():
     """The odKDE protocol makes its estimators by method id: their modules are its jobs' inputs, not other
     families'."""
-    declared = set(protocols()["online_kde"].sources())
+    declared = set(protocol_sources(protocols()["online_kde"], METHODS))
     assert {"kde/_online.py", "kde/_kde_cv.py", "svm/_similarity.py", "pipeline/protocols/common.py",
             "datasets/_generated.py"} <= declared
     assert not {"local_mapping/_mixture_hlm.py", "llc_pc/_llc_pc.py"} & declared

@@ -22,12 +22,12 @@ from pathlib import Path
 import hlm
 from hlm.datasets._registry import load_registry
 from hlm.errors import HLMError, print_error
-from hlm.pipeline.config import check_config_file, check_names, learner_params, validate_config
-from hlm.pipeline.incremental import incremental_sources, report_sources, scheme_applies
+from hlm.pipeline.config import check_config_file, check_names, validate_config
+from hlm.pipeline.incremental import incremental_sources, learner_params, report_sources, scheme_applies
 from hlm.pipeline.methods import METHODS, method_applies, method_sources
 from hlm.pipeline.protocols import protocols
 from hlm.pipeline.provenance import config_hash, git_commit
-from hlm.pipeline.sources import distance_sources, module_sources
+from hlm.pipeline.sources import module_sources, protocol_sources, protocol_table_sources
 
 SRC = Path(workflow.basedir) / "src"
 
@@ -155,6 +155,16 @@ DATA_STAGES = {
     "distances_from_blocks": ("hlm.distances._blocks", "hlm.datasets._objects", "hlm.datasets._registry"),
     "splits": ("hlm.pipeline.evaluation.splits",),
 }
+
+
+def distance_sources(name):
+    """The source files of the distance called ``name`` (hlm.distances._registry): the table and the modules
+    of its functions, which the table names as strings."""
+    from hlm.distances._registry import get_distance
+
+    distance = get_distance(name)
+    return module_sources("hlm.distances._registry", *(f.split(":")[0] for f in (distance.function,
+                                                                                  distance.matrix) if f))
 
 
 def data_sources(stage):

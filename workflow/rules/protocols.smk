@@ -12,7 +12,7 @@ for _protocol in PROTOCOLS.values():
             _protocol.rule
         input:
             raw=dataset_raw_files,
-            code=src(*_protocol.sources()),
+            code=src(*protocol_sources(_protocol, METHODS)),
         output:
             **protocol_outputs(_protocol),
         params:
@@ -35,7 +35,7 @@ for _protocol in PROTOCOLS.values():
             f"{_protocol.id}_report"
         input:
             runs=expand(f"results/{_protocol.id}/{{dataset}}.parquet", dataset=PROTOCOL_DATASETS[_protocol.id]),
-            code=src(*_protocol.table_sources()),
+            code=src(*protocol_table_sources(_protocol)),
         output:
             csv=report(f"results/tables/{_protocol.id}.csv", caption="../report/protocol_table.rst",
                        category=_protocol.label),

@@ -27,7 +27,7 @@ _EXPORTS = {
     "hamming": "hlm.distances._hamming",
     "euclidean": "hlm.distances._euclidean",
     "value_difference_metric": "hlm.distances._vdm",
-    "VDMDistances": "hlm.distances._vdm",
+    "VDMDistances": "hlm.distances._vdm_classifier",
     "similarity_to_distance": "hlm.distances._conversions",
     "distance_to_similarity": "hlm.distances._conversions",
     "symmetrize": "hlm.distances._conversions",

@@ -5,7 +5,7 @@ a setting's default is written: :func:`validate_config` fills every missing sett
 that has a ``default:`` there, nested ones included, so that the pipeline (the
 Snakefile), ``hlm check`` and library callers read only ``config[key]``. A method's
 grid and fixed hyper-parameters default to its registration (``hlm.pipeline.methods``), an
-incremental learner's hyper-parameters to the learner's own (``hlm.local_mapping.incremental``).
+incremental learner's hyper-parameters to the learner's own (``hlm.pipeline.incremental``).
 
 Errors are ``ConfigError`` with one line naming the field, e.g.
 ``config: field 'n_splits' must be >= 1 (got 0)``. Users' YAML files (the
@@ -129,20 +129,3 @@ def load_config(*paths: str | Path, known_datasets=None, known_methods=None) -> 
         merge(config, data)
     return validate_config(config, known_datasets=known_datasets, known_methods=known_methods,
                            where=", ".join(map(str, paths)) or "config")
-
-
-#: The config's ``incremental`` settings that each scheme's learner takes (hlm.local_mapping.incremental:
-#: SchemeI, SchemeII, Retrain). Those the config leaves out keep the learner's default.
-LEARNER_SETTINGS = {
-    "scheme_i": ("n_init",),
-    "scheme_ii": ("n_init", "step", "v", "estimate"),
-    "retrain": ("n_init", "step"),
-    "okde": (),  # the online KDE learners: their own defaults (docs/online-kde-spec.md)
-    "odkde": (),
-}
-
-
-def learner_params(config: dict, scheme: str) -> dict:
-    """The hyper-parameters a validated ``config`` sets for the learner of ``scheme`` (only those it sets)."""
-    section = config["incremental"]
-    return {k: section[k] for k in LEARNER_SETTINGS[scheme] if k in section}

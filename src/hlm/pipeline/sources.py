@@ -54,14 +54,18 @@ def defining_module(module: str, name: str) -> str:
     return _exports(module).get(name, module)
 
 
-def distance_sources(name: str) -> list[str]:
-    """The source files of the distance called ``name`` (``hlm.distances._registry``): the table and the
-    modules of its functions, which the table names as strings."""
-    from hlm.distances._registry import get_distance
+def protocol_sources(protocol, methods: dict) -> list[str]:
+    """The source files a protocol's jobs depend on (``protocol``: its ``ProtocolSpec``; ``methods``: the method
+    table): what the job script and its run module import, and the estimators of its methods; not its table."""
+    estimators = [m for method in protocol.methods for m in methods[method].modules]
+    return run_sources(f"the {protocol.id} protocol", (*protocol.job_modules, *estimators))
 
-    distance = get_distance(name)
-    functions = [f.split(":")[0] for f in (distance.function, distance.matrix) if f]
-    return module_sources("hlm.distances._registry", *functions)
+
+def protocol_table_sources(protocol) -> list[str]:
+    """The source files of a protocol's table job, with the paper's numbers (``paper.yaml``) where it has them."""
+    numbers = Path(*protocol.package.split(".")[1:], "paper.yaml")
+    return [*module_sources(*protocol.table_modules),
+            *([str(numbers)] if (PACKAGE_DIR / numbers).is_file() else [])]
 
 
 @cache

@@ -26,7 +26,7 @@ from hlm.base._classifiers import FastPathMixin
 from hlm.base._seeds import derive_seed
 from hlm.datasets._artifacts import DistanceArtifact, take
 from hlm.distances._reciprocal import SimilarityFromDistances
-from hlm.distances._vdm import VDMDistances, for_artifact
+from hlm.distances._vdm_classifier import VDMDistances, for_artifact
 from hlm.errors import DataError, HLMError
 from hlm.pipeline.evaluation.cv import grid_key, make_folds, select_params
 from hlm.pipeline.evaluation.probabilities import final_fit_params, score_split

@@ -16,6 +16,23 @@ INCREMENTAL_MODULES = ("hlm.pipeline.jobs", "hlm.pipeline.provenance", "hlm.pipe
 INCREMENTAL_NOT_RUN = ("local_mapping/_clustering/generalized_kmeans.py", "local_mapping/_clustering/ward.py",
                        "local_mapping/_kernel_hlm.py")
 
+#: The config's ``incremental`` settings that each scheme's learner takes (hlm.local_mapping:
+#: SchemeI, SchemeII, Retrain). Those the config leaves out keep the learner's default.
+LEARNER_SETTINGS = {
+    "scheme_i": ("n_init",),
+    "scheme_ii": ("n_init", "step", "v", "estimate"),
+    "retrain": ("n_init", "step"),
+    "okde": (),  # the online KDE learners: their own defaults (docs/online-kde-spec.md)
+    "odkde": (),
+}
+
+
+def learner_params(config: dict, scheme: str) -> dict:
+    """The hyper-parameters a validated ``config`` sets for the learner of ``scheme`` (only those it sets)."""
+    section = config["incremental"]
+    return {k: section[k] for k in LEARNER_SETTINGS[scheme] if k in section}
+
+
 #: the incremental schemes on feature vectors (kind: vectors only): scheme -> discriminative (odKDE);
 #: their learner (docs/online-kde-spec.md section 9), imported on use
 VECTOR_SCHEMES = {"okde": False, "odkde": True}

@@ -63,9 +63,10 @@ def make_learner(scheme: str, params: dict | None = None, random_state: int = 0)
 
 
 def learner_settings(scheme: str, params: dict | None = None) -> dict:
-    """The values the learner of ``scheme`` uses for the config's settings of it (hlm.pipeline.config.LEARNER_SETTINGS):
-    ``params`` where set, else the learner's defaults. Stored with the results."""
-    from hlm.pipeline.config import LEARNER_SETTINGS
+    """The values the learner of ``scheme`` uses for the config's settings of it
+    (hlm.pipeline.incremental.LEARNER_SETTINGS): ``params`` where set, else the learner's defaults. Stored with
+    the results."""
+    from hlm.pipeline.incremental import LEARNER_SETTINGS
 
     if scheme in VECTOR_SCHEMES:
         return {}

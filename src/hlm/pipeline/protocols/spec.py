@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -51,28 +50,21 @@ class ProtocolSpec:
     def table_module(self) -> str:
         return f"{self.package}.table"
 
+    @property
+    def job_modules(self) -> tuple[str, ...]:
+        """What its job runs: the job script's imports and its run module (``hlm.pipeline.sources``)."""
+        return (*JOB_MODULES, self.run_module)
+
+    @property
+    def table_modules(self) -> tuple[str, ...]:
+        """What its table's job runs: the script's imports and its table module."""
+        return (*TABLE_STAGE, self.table_module)
+
     def defaults(self, run_datasets: list[str], kinds: dict[str, str]) -> list[str]:
         """Its data sets when the config's section names none: the run's among the paper's (or of its kinds)."""
         if self.paper_datasets is None:
             return [d for d in run_datasets if kinds[d] in self.kinds]
         return [d for d in run_datasets if d in self.paper_datasets]
-
-    def sources(self) -> list[str]:
-        """The source files its jobs depend on: what the job script and the run module import, and the
-        estimators of its methods (``hlm.pipeline.sources.run_sources``); not its table."""
-        from hlm.pipeline.methods import METHODS
-        from hlm.pipeline.sources import run_sources
-
-        estimators = [m for method in self.methods for m in METHODS[method].modules]
-        return run_sources(f"the {self.id} protocol", (*JOB_MODULES, self.run_module, *estimators))
-
-    def table_sources(self) -> list[str]:
-        """The source files of its table, with the paper's numbers where it has them."""
-        from hlm.pipeline.sources import PACKAGE_DIR, module_sources
-
-        numbers = Path(*self.package.split(".")[1:], "paper.yaml")
-        return [*module_sources(*TABLE_STAGE, self.table_module),
-                *([str(numbers)] if (PACKAGE_DIR / numbers).is_file() else [])]
 
 
 #: what a protocol job runs besides its run module: the job script's imports (workflow/scripts/protocol.py)
