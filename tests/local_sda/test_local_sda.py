@@ -15,7 +15,6 @@ from hlm.local_sda import _local_sda as local_sda_module
 from hlm.local_sda._kernels.core import _raise_brent_error, _solve_lambda_nb
 from hlm.local_sda._kernels.local import _log_scores_nb, _row_model_nb
 from hlm.local_sda._local_sda import LocalSDA, Support, make_support
-from hlm.neighbors._knn import break_vote_ties
 from oracles.local_sda_reference import (
     STATUS_NAMES,
     RowModel,
@@ -30,6 +29,7 @@ from oracles.local_sda_reference import (
     support_mean,
     support_r,
 )
+from oracles.tie_rules import neighbours, tie_winner
 
 
 # ------------------------------------------------- the row-by-row reference of the compiled predict
@@ -39,7 +39,7 @@ def _reference_predict(est: LocalSDA, S_te) -> tuple[np.ndarray, int]:
     Returns (predicted labels, number of rows that used the fallback rule). Used by the tests.
     """
     S_te = est._check_predict_input(S_te)
-    nbs = est._neighbours(S_te)
+    nbs = [np.array(neighbours(s, est.n_neighbors)) for s in S_te]  # from the spec, not est._neighbours
     out = np.empty(S_te.shape[0], dtype=np.intp)
     n_deg = 0
     for i, (s, nb) in enumerate(zip(S_te, nbs)):
@@ -67,17 +67,17 @@ def _reference_predict_row(est: LocalSDA, s: np.ndarray, nb: np.ndarray) -> tupl
 
 def _reference_argmax(est: LocalSDA, values: np.ndarray, classes: np.ndarray, y_nb: np.ndarray) -> int:
     """argmax over G_x with the spec §5 tie rule (isclose, then prior pi_g, then best-ranked neighbour)."""
-    full = np.full((1, len(est.classes_)), -np.inf)
-    full[0, classes] = values
-    return int(break_vote_ties(full, est.class_prior_, y_nb[None, :])[0])
+    full = np.full(len(est.classes_), -np.inf)
+    full[classes] = values
+    return tie_winner(list(full), list(est.class_prior_), list(y_nb))
 
 
 def _reference_fallback(est: LocalSDA, s: np.ndarray, nb: np.ndarray, model: RowModel) -> int:
     """Local nearest centroid argmax_h psi(x, mu_h) [V: Sadowski], or the k-NN vote (option ``knn``) [P]."""
     y_nb = est._y_idx[nb]
     if est.degenerate == "knn":
-        votes = np.bincount(y_nb, minlength=len(est.classes_)).astype(np.float64)[None, :]
-        return int(break_vote_ties(votes, est.class_prior_, y_nb[None, :])[0])
+        votes = np.bincount(y_nb, minlength=len(est.classes_)).astype(np.float64)
+        return tie_winner(list(votes), list(est.class_prior_), list(y_nb))
     return _reference_argmax(est, model.t, model.classes, y_nb)
 
 
@@ -341,16 +341,21 @@ def test_exact_option_point_masses():
     assert m2.predict(S_TE_DEG)[0] == "b" and m2.n_degenerate_ == 1
 
 
-def test_single_class_neighbourhood_shortcut(monkeypatch):
-    m = LocalSDA(n_neighbors=2).fit(S_DEG, Y_DEG)
-
-    def boom(*a, **k):
-        raise AssertionError("fit_row must not run when |G_x| = 1")
-
-    monkeypatch.setattr(lsda_ref, "fit_row", boom)
-    # neighbours 0, 1 (both a) although b's single object is the global minority
-    assert m.predict(np.array([[0.9, 0.8, 0.1, 0.7]]))[0] == "a" and m.n_degenerate_ == 0
-    assert _reference_predict(m, np.array([[0.9, 0.8, 0.1, 0.7]])) == (["a"], 0)
+def test_single_class_neighbourhood_shortcut():
+    """|G_x| = 1: the row is that class without a model (spec 6.5). Objects 0 and 1 are identical (s = 1), so
+    class a's model on the neighbours {0, 1} would have its mean at the support's top, a degenerate
+    constraint, and the row would fall back (n_degenerate_ = 1): the shortcut is what keeps n_degenerate_ 0."""
+    S = S_DEG.copy()
+    S[0, 1] = S[1, 0] = 1.0
+    m = LocalSDA(n_neighbors=2).fit(S, Y_DEG)
+    x = np.array([[0.9, 0.8, 0.1, 0.7]])  # neighbours 0, 1 (both a) although b's single object is nearer than 2
+    assert m.predict(x)[0] == "a" and m.n_degenerate_ == 0
+    np.testing.assert_array_equal(m.predict_proba(x), [[1.0, 0.0]])
+    assert _reference_predict(m, x) == (["a"], 0)
+    # the same row with a 3-neighbourhood (b joins G_x) is modelled, and degenerate: the contrast
+    three = LocalSDA(n_neighbors=3).fit(S, Y_DEG)
+    three.predict(x)
+    assert three.n_degenerate_ == 1
     b_only = LocalSDA(n_neighbors=1).fit(S_DEG, Y_DEG)
     assert b_only.predict(S_TE_DEG)[0] == "b"
 

@@ -30,8 +30,8 @@ from hlm.local_sda._kernels.core import _BRENT_RTOL, LAMBDA_CAP, UNIFORM, XTOL, 
 from hlm.local_sda._kernels.regularized import _nearest_nb, _solve_lambda_table_nb
 from hlm.local_sda._local_sda import LocalSDA, leave_one_out_order
 from hlm.local_sda._regularized import RegularizedLocalSDA, _roots, loo_pmfs
-from hlm.neighbors._knn import break_vote_ties
 from oracles.local_sda_reference import STATUS_NAMES, fit_row, local_centroids, support_r
+from oracles.tie_rules import neighbours, tie_winner
 
 ZETAS = (1e-6, 1e-3, 0.1, 0.5, 0.9, 1.0)
 
@@ -59,7 +59,8 @@ def _direct_pave_labels(est: RegularizedLocalSDA, S_te) -> np.ndarray:
     omega_j the point of Omega nearest to psi(x, mu_h) (local SDA's centroids; spec §5 tie rule)."""
     pave, omega = est.average_pmfs(), est.support_.omega
     out = []
-    for s, nb in zip(S_te, est._neighbours(S_te)):
+    for s in S_te:
+        nb = np.array(neighbours(s, est.n_neighbors))  # from the spec, not est._neighbours
         y_nb = est._y_idx[nb]
         classes = np.unique(y_nb)
         members = [nb[y_nb == g] for g in classes]
@@ -71,9 +72,9 @@ def _direct_pave_labels(est: RegularizedLocalSDA, S_te) -> np.ndarray:
         with np.errstate(divide="ignore"):
             scores = prior + np.array([sum(np.log(pave[g, h, np.argmin(np.abs(omega - s[m]))])
                                            for h, m in zip(classes, mu)) for g in classes])
-        full = np.full((1, len(est.classes_)), -np.inf)
-        full[0, classes] = scores if np.isfinite(scores).any() else s[mu]  # all -inf: the centroid rule
-        out.append(break_vote_ties(full, est.class_prior_, y_nb[None, :])[0])
+        full = np.full(len(est.classes_), -np.inf)
+        full[classes] = scores if np.isfinite(scores).any() else s[mu]  # all -inf: the centroid rule
+        out.append(tie_winner(list(full), list(est.class_prior_), list(y_nb)))
     return est.classes_[np.array(out)]
 
 
@@ -207,7 +208,13 @@ def test_table_solver_decides_as_local_sdas_and_solves_the_constraint(kind):
         t_lam, t_m, mode, _ = _roots(np.ascontiguousarray(sup.omega))
         assert (mode == UNIFORM) == (kind == "grid" and sup.omega.size >= 2)
         table = ref.lambda_table(sup)
-        np.testing.assert_array_equal(t_lam, table[0])
+        # the table as the spec writes it (section 6): lambda r in {-cap, -2^(j/8), 0, 2^(j/8), cap}, j = -24..79,
+        # ascending, cap = 1e3; built here without the module's constant
+        steps = 2.0 ** (np.arange(-24, 80) / 8.0)
+        spec_table = np.concatenate([[-1e3], -steps[::-1], [0.0], steps, [1e3]]) / (sup.hi - sup.lo)
+        np.testing.assert_array_equal(t_lam, spec_table)
+        assert np.all(np.diff(t_lam) > 0) and LAMBDA_CAP == 1e3
+        np.testing.assert_array_equal(table[0], spec_table)
         np.testing.assert_allclose(t_m, table[1], rtol=0, atol=ULPS * EPS * max(abs(sup.lo), abs(sup.hi)))
         w = np.empty(sup.omega.size)
         for q in (*rng.uniform(0, 1, 6), *_EDGE_Q):

@@ -12,6 +12,7 @@ from hlm.base._grid import predict_each
 from hlm.local_mapping._kernel_hlm import KernelHLM
 from hlm.neighbors._knn import KNNClassifier, break_vote_ties
 from hlm.pipeline.evaluation.cv import cv_errors, make_folds, select_params
+from oracles.tie_rules import nearest, tie_winner
 
 
 def _blobs(rng, n_per=30, p=3, sep=2.0):
@@ -70,8 +71,9 @@ def test_pairwise_tag_lets_sklearn_cv_slice_square_matrices():
 
 # ---------------------------------------------------------------- k-NN: compiled paths = the definition
 class ReferenceKNN(KNNClassifier):
-    """k-NN by its definition (the code before the compiled kernels): a full stable argsort of each
-    row, the vote, ``break_vote_ties``; the CV refits per grid point and fold."""
+    """k-NN by its definition, from the spec (section 5): each row's neighbours by (d_i, i), the vote, the
+    prior tie rule, in plain loops that share no code with production; the CV refits per grid point and
+    fold."""
 
     def predict_folds(self, D, y, folds, grid):
         return None  # declined: the per-fold path
@@ -81,11 +83,12 @@ class ReferenceKNN(KNNClassifier):
 
     def predict(self, D):
         D = self._check_predict_input(D)
-        k = min(int(self.n_neighbors), D.shape[1])
-        nb_labels = self._y_idx[np.argsort(D, axis=1, kind="stable")[:, :k]]
-        votes = np.zeros((D.shape[0], len(self.classes_)))
-        np.add.at(votes, (np.arange(D.shape[0])[:, None], nb_labels), 1.0)
-        return self.classes_[break_vote_ties(votes, self.class_prior_, nb_labels)]
+        out = []
+        for d in D:  # the spec's rules written from scratch (tests/oracles/tie_rules.py), one row at a time
+            nb_labels = [int(self._y_idx[j]) for j in nearest(d, self.n_neighbors)]
+            votes = [float(nb_labels.count(g)) for g in range(len(self.classes_))]
+            out.append(tie_winner(votes, list(self.class_prior_), nb_labels))
+        return self.classes_[np.array(out, dtype=int)]
 
 
 class PerFoldKNN(KNNClassifier):
@@ -225,3 +228,19 @@ def test_knn_subclass_voting_differently_takes_the_per_fold_path():
     assert Farthest().predict_folds(D, y, [(np.arange(20), np.arange(20, 30))], [{"n_neighbors": 3}]) is None
 
 
+
+
+def test_vote_tie_rule_is_the_specs():
+    """``break_vote_ties`` (shared by the k-NN family and local SDA's decisions) equals the spec's rule written
+    from scratch (section 5: most votes, rtol 1e-12; then the larger prior; then the best-ranked neighbour's
+    class) on 2,000 random vote tables full of ties, with -inf entries as local SDA's absent classes."""
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        n_classes = int(rng.integers(2, 5))
+        votes = rng.integers(0, 4, n_classes).astype(float)
+        votes[rng.random(n_classes) < 0.2] = -np.inf
+        votes += rng.choice([0.0, 1e-14, 1e-9], n_classes) * np.isfinite(votes)  # within rtol, and not
+        prior = rng.choice([0.2, 0.3, 0.5], n_classes)
+        ranked = np.concatenate([rng.integers(0, n_classes, 5), rng.permutation(n_classes)])
+        assert break_vote_ties(votes[None], prior, ranked[None])[0] == tie_winner(list(votes), list(prior),
+                                                                                list(ranked))

@@ -20,6 +20,10 @@ def test_seed_is_stable_and_distinct():
     # the value itself is fixed forever: results must reproduce on every machine
     # sha256("20121/aural_sonar/0")[:4], little-endian (checked with sha256sum)
     assert derive_seed(20121, "aural_sonar", 0) == 1512430447
+    from oracles.protocol_reference import seed  # the spec's rule (docs/architecture.md), written from scratch
+
+    assert all(derive_seed(s, d, k, "cv") == seed(s, d, k, "cv") for s in (0, 20121) for d in ("voting", "x")
+               for k in range(5))
     assert len({derive_seed(1, "voting", s) for s in range(100)}) == 100
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.model_selection import train_test_split
 
-from hlm.base._seeds import derive_seed
+import oracles.protocol_reference as ref
 from hlm.datasets._prepare import load_vectors
 from hlm.datasets._registry import load_registry
-from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.evaluation.splits import make_splits, split_indices
 from hlm.pipeline.methods import METHODS
 from hlm.pipeline.protocols.llc_pc.run import partition, run_llc_pc
@@ -41,17 +41,20 @@ def test_twoway_rows_equal_direct_refits_with_missing_values(registry):
                            splits=[1], n_components=[1, 2], n_clusters=[4, 60, 64])
     grid = frame[frame.selection == "grid"]
     assert len(grid) == 2 * 1 + 2 and len(frame) == len(grid) + 2  # L >= p = 60 is MDA: left out
-    train, test = split_indices(make_splits(len(y), dataset="sonar_mcar5", n_splits=20, test_fraction=0.2, seed=5), 1)
-    state = derive_seed(5, "sonar_mcar5", 1, "model") % 2**31
+    # seeds, split, folds and the CV's choice from the spec, in plain loops (tests/oracles/protocol_reference.py)
+    train, test = ref.split(len(y), "sonar_mcar5", 5, 1, 0.2)
+    np.testing.assert_array_equal(train, split_indices(make_splits(len(y), dataset="sonar_mcar5", n_splits=20,
+                                                                   test_fraction=0.2, seed=5), 1)[0])
+    state = ref.seed(5, "sonar_mcar5", 1, "model") % 2**31
     for r in grid.itertuples():
         params = {"n_components": r.n_components, "random_state": state, "standardize": False}
         if r.method == "twoway_gmm":
             params["n_clusters"] = r.n_clusters
         model = METHODS[r.method].make(params).fit(X[train], y[train])
         assert r.error == pytest.approx(100 * np.mean(model.predict(X[test]) != y[test]), abs=1e-12)
-    folds = make_folds(y[train], 3, derive_seed(5, "sonar_mcar5", 1, "cv"))
-    est = METHODS["twoway_gmm"].make({"random_state": state, "standardize": False})
-    best, _, _ = select_params(est, X[train], y[train], [{"n_components": m, "n_clusters": 4} for m in (1, 2)], folds)
+    folds = ref.folds(y[train], 3, ref.seed(5, "sonar_mcar5", 1, "cv"))
+    best = ref.cv_choice(lambda p: METHODS["twoway_gmm"].make({"random_state": state, "standardize": False, **p}),
+                         X[train], y[train], [{"n_components": m, "n_clusters": 4} for m in (1, 2)], folds)
     cv = frame[(frame.selection == "cv") & (frame.method == "twoway_gmm")].iloc[0]
     assert (cv.n_components, cv.n_clusters) == (best["n_components"], 4)
     assert cv.error == grid[(grid.method == "twoway_gmm") & (grid.n_components == cv.n_components)].error.iloc[0]
@@ -66,7 +69,12 @@ def test_llc_pc_rows_equal_direct_refits(registry):
     frame = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2])
     train, test = partition(y, "iris", 3, 2)
     assert (len(train), len(test)) == (90, 60) and sorted(set(y[train])) == sorted(set(y))
-    state = derive_seed(3, "iris", "llc-pc", 2, "model") % 2**31
+    # the spec's partition (docs/llc-pc-spec.md 8: stratified, 60:40 for a data set outside Table 1), seeded
+    # from (seed, data set, "llc-pc", partition)
+    spec_train, _ = train_test_split(np.arange(len(y)), train_size=90, stratify=y,
+                                     random_state=ref.seed(3, "iris", "llc-pc", 2) % 2**32)
+    np.testing.assert_array_equal(train, np.sort(spec_train))
+    state = ref.seed(3, "iris", "llc-pc", 2, "model") % 2**31
     for method in ("llc_pc_mpe", "llc_pc_kmeans"):
         path = frame[(frame.method == method) & (frame.selection == "path")]
         assert path.n_subclasses.tolist() == [3, 4, 5, 6]
@@ -80,9 +88,9 @@ def test_llc_pc_rows_equal_direct_refits(registry):
                 minmax = model.set_params(combination="minmax").predict(X[test])
                 assert r.agree_minmax == pytest.approx(np.mean(minmax == vote), abs=1e-12)
                 assert 0 < r.provable <= 1
-        folds = make_folds(y[train], 3, derive_seed(3, "iris", "llc-pc", 2, "cv"))
-        best, _, _ = select_params(METHODS[method].make({"random_state": state}), X[train], y[train],
-                                   [{"n_subclasses": k} for k in (3, 4, 5, 6)], folds)
+        folds = ref.folds(y[train], 3, ref.seed(3, "iris", "llc-pc", 2, "cv"))
+        best = ref.cv_choice(lambda p, method=method: METHODS[method].make({"random_state": state, **p}),
+                             X[train], y[train], [{"n_subclasses": k} for k in (3, 4, 5, 6)], folds)
         cv = frame[(frame.method == method) & (frame.selection == "cv")].iloc[0]
         assert cv.n_subclasses == best["n_subclasses"]
         assert cv.accuracy == path[path.n_subclasses == cv.n_subclasses].accuracy.iloc[0]
