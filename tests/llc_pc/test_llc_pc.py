@@ -309,8 +309,10 @@ def test_random_splits_never_raise_mpe_svm():
 
 # ---------------------------------------------------------------- 10. Greedy-MPE against a plain reference
 TOL = 1e-4  # libsvm's tolerance in both (C = 100 with its float32 kernel cannot reach much less)
-def reference_greedy(X, y, K, selection, pair_error="criterion", C=100.0, random_state=0, n_init=10):
-    """Greedy-MPE written plainly: one SVC per pair, np.var for the variance; the same seeded 2-means."""
+def reference_greedy(X, y, K, selection, pair_error="criterion", C=100.0, random_state=0, n_init=10,
+                     two_means=None):
+    """Greedy-MPE written plainly: one SVC per pair, np.var for the variance; the same seeded 2-means, or
+    ``two_means(X) -> labels`` (another implementation, for data whose 2-means splits are unambiguous)."""
     Xs = standardise(X)
     n = len(y)
     sizes = np.bincount(y)
@@ -337,7 +339,10 @@ def reference_greedy(X, y, K, selection, pair_error="criterion", C=100.0, random
     def halves(s):
         if len(s["members"]) < 2:
             return None
-        lab = kmeans(Xs[s["members"]], 2, n_init, seeded(random_state, SPLIT, s["cls"], s["heap"]))
+        if two_means is not None:
+            lab = two_means(Xs[s["members"]])
+        else:
+            lab = kmeans(Xs[s["members"]], 2, n_init, seeded(random_state, SPLIT, s["cls"], s["heap"]))
         return sorted((s["members"][lab == c] for c in (0, 1)), key=lambda m: m[0])
 
     while len(subs) < K:
@@ -391,6 +396,24 @@ def test_greedy_mpe_matches_a_plain_reference(selection, pair_error):
     assert [(s["pair"], s["split"], s["children"]) for s in model.splits_] == splits
     assert adjusted_rand_score(model.subclass_of_, labels) == 1.0
     np.testing.assert_array_equal(model.subclass_of_, labels)
+    np.testing.assert_allclose(model.pair_error_, E, rtol=1e-5)
+
+
+@pytest.mark.parametrize("selection", ["pair_variance", "aggregate", "gain"])
+def test_greedy_mpe_matches_the_plain_reference_with_scikit_learns_2_means(selection):
+    """The reference with scikit-learn's KMeans for its 2-means, none of production's clustering code: on
+    tight blobs 12 sd apart every 2-means split is the same, so the greedy choices, the subclasses and the
+    pairs' criteria agree with production's seeded k-means."""
+    from sklearn.cluster import KMeans
+
+    X, blob = blobs([[0, 0], [12, 0], [0, 12], [12, 12], [24, 0], [24, 12]], 8, seed=22)
+    y = np.array([0, 1, 1, 0, 2, 2])[blob]
+    model = LLCPairwiseCoupling(n_subclasses=6, selection=selection, tol=TOL).fit(X, y)
+    splits, labels, E = reference_greedy(
+        X, y, 6, selection, two_means=lambda Z: KMeans(2, n_init=10, random_state=0).fit_predict(Z))
+    assert [(s["pair"], s["split"], s["children"]) for s in model.splits_] == splits
+    np.testing.assert_array_equal(model.subclass_of_, labels)
+    assert adjusted_rand_score(model.subclass_of_, blob) == 1.0  # the blobs themselves
     np.testing.assert_allclose(model.pair_error_, E, rtol=1e-5)
 
 

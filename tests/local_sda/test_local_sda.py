@@ -288,6 +288,42 @@ def test_hand_example_decision():
     assert g.predict(S_TE_HAND)[0] == "b"
 
 
+# Three classes on Omega = {0, 1/2, 1}, by hand (no code of production or of the oracle): with u = e^(lambda/2),
+# m(lambda) = (u/2 + u^2) / (1 + u + u^2), so m = c solves (c - 1) u^2 + (c - 1/2) u + c = 0; for c = 3/4,
+# u^2 - u - 3 = 0, u = (1 + sqrt 13) / 2; c = 1/4 gives 1/u. log p(t) = lambda t - log Z, Z = 1 + u + u^2.
+S_THREE = np.array(
+    [  # rows are "from"; classes a, a, b, b, c, c
+        [1.0, 0.5, 0.0, 0.5, 0.0, 0.0],
+        [0.5, 1.0, 0.5, 0.0, 0.0, 0.5],
+        [0.0, 0.5, 1.0, 0.5, 0.5, 0.0],
+        [0.5, 0.0, 0.5, 1.0, 0.0, 0.5],
+        [0.0, 0.0, 0.5, 0.0, 1.0, 0.5],
+        [0.5, 0.5, 0.0, 0.0, 0.5, 1.0],
+    ]
+)
+Y_THREE = np.array(["a", "a", "b", "b", "c", "c"])
+# every class's centroid candidates tie (column sums 1.5): broken by the larger psi(x, v): mu = (0, 2, 5)
+S_TE_THREE = np.array([[0.9, 0.3, 0.6, 0.2, 0.1, 0.7]])
+
+
+def test_three_class_hand_example_on_a_three_point_support():
+    """c_gh = mean over class g's neighbours of S[i, mu_h] = 3/4 on the diagonal, 1/4 off it; lambda = +-L with
+    L = 2 log((1 + sqrt 13) / 2), log Z(1/4) = log Z(3/4) - L. With t = (0.9, 0.6, 0.7) and the local prior
+    (2 of 6 each), score_g = log(1/3) + L * (1.6, 1.0, 1.2)_g - 3 log Z(3/4): a wins."""
+    m = LocalSDA(n_neighbors=6).fit(S_THREE, Y_THREE)
+    np.testing.assert_array_equal(m.support_.omega, [0.0, 0.5, 1.0])
+    u = (1 + np.sqrt(13)) / 2
+    L, log_z = 2 * np.log(u), np.log(1 + u + u * u)
+    scores = np.log(1 / 3) + L * np.array([1.6, 1.0, 1.2]) - 3 * log_z
+    expected = np.exp(scores - logsumexp(scores))
+    np.testing.assert_allclose(m.predict_proba(S_TE_THREE)[0], expected, rtol=0, atol=1e-9)  # Brent's xtol
+    assert m.predict(S_TE_THREE)[0] == "a" and m.n_degenerate_ == 0
+    # k = 4 keeps objects 0, 5, 2, 1: classes b and c have one neighbour each, their constraints are degenerate,
+    # and the row falls back to the nearest centroid, a's (0.9)
+    four = LocalSDA(n_neighbors=4).fit(S_THREE, Y_THREE)
+    assert four.predict(S_TE_THREE)[0] == "a" and four.n_degenerate_ == 1
+
+
 # ---------------------------------------------------------------- degeneracy
 S_DEG = np.array(
     [[1.0, 0.7, 0.3, 0.2], [0.7, 1.0, 0.35, 0.25], [0.3, 0.35, 1.0, 0.1], [0.2, 0.25, 0.1, 1.0]]
