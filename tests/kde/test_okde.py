@@ -383,20 +383,54 @@ def _hellinger_monte_carlo(p1, p2, rng, n=100_000):
     return np.sqrt(max(0.0, 1 - np.mean(np.exp(0.5 * (L1 + L2) - L0))))
 
 
-def test_hellinger_is_zero_symmetric_bounded_and_near_the_closed_form():
+def _unscented_hellinger(p1, p2) -> float:
+    """Spec 4.2's estimate written from scratch: p0 = (p1 + p2) / 2; per component of p0, the 2d + 1 sigma
+    points mu, mu +- sqrt((d + kappa) lambda_k) u_k (its eigenpairs, np.linalg.eig; kappa = max(0, 3 - d)), of
+    weights kappa / (d + kappa) and 1 / (2 (d + kappa)); D_H^2 = 1/2 sum omega_i W_j (sqrt p1 - sqrt p2)^2 / p0
+    there, the densities by scipy."""
+    def density(p, x):
+        return sum(w * multivariate_normal(m, c).pdf(x) for w, m, c in zip(*p))
+
+    w0 = 0.5 * np.concatenate([p1[0], p2[0]])
+    mus, covs = np.concatenate([p1[1], p2[1]]), np.concatenate([p1[2], p2[2]])
+    d = mus.shape[1]
+    kappa = max(0.0, 3.0 - d)
+    total = 0.0
+    for omega, m, c in zip(w0, mus, covs):
+        lam, U = np.linalg.eig(c)
+        points = [(m, kappa / (d + kappa))]
+        for k in range(d):
+            axis = np.sqrt((d + kappa) * max(lam[k].real, 0.0)) * U[:, k].real
+            points += [(m + axis, 1 / (2 * (d + kappa))), (m - axis, 1 / (2 * (d + kappa)))]
+        for x, W in points:
+            a, b = density(p1, x), density(p2, x)
+            total += omega * W * (np.sqrt(a) - np.sqrt(b)) ** 2 / ((a + b) / 2)
+    return float(np.sqrt(min(max(total / 2, 0.0), 1.0)))
+
+
+def test_hellinger_is_zero_symmetric_bounded_and_the_unscented_estimate():
+    """The unscented estimate of spec 4.2 (the paper's), against the same estimate written from scratch: equal
+    to rounding. It is an estimate: the 2d + 1 points integrate a polynomial of degree 3 exactly, and
+    (sqrt p1 - sqrt p2)^2 / p0 is not one. Its error is a property of the paper's estimator, bounded here from
+    the closed form of two Gaussians (at most 0.035 over these separations) and from Monte Carlo."""
     rng = np.random.default_rng(8)
     p = _random_mixture(rng, 3, 2)
     assert hellinger(p, p) == 0.0
     q = _random_mixture(rng, 4, 2)
     assert hellinger(p, q) == pytest.approx(hellinger(q, p), abs=1e-12)
+    assert hellinger(p, q) == pytest.approx(_unscented_hellinger(p, q), rel=1e-10)
     assert 0 <= hellinger(p, q) <= 1
     for sep in (0.0, 0.5, 1.0, 2.0):
         S1, S2 = np.diag([1.0, 0.5]), np.array([[0.8, 0.2], [0.2, 0.6]])
         m1, m2 = np.zeros(2), np.array([sep, 0.0])
-        ut = hellinger((np.ones(1), m1[None], S1[None]), (np.ones(1), m2[None], S2[None]))
-        assert abs(ut - _hellinger_closed(m1, S1, m2, S2)) <= 0.05, sep
+        one, two = (np.ones(1), m1[None], S1[None]), (np.ones(1), m2[None], S2[None])
+        ut = hellinger(one, two)
+        assert ut == pytest.approx(_unscented_hellinger(one, two), rel=1e-10)
+        assert abs(ut - _hellinger_closed(m1, S1, m2, S2)) <= 0.035, sep
+    # Monte Carlo under p0 (n = 100,000; its SE in D_H^2 is 8e-4): the estimate's error on this pair is 0.033 in
+    # D_H^2 (0.2067 against 0.2389 +- 0.0002 at 1.6 M samples); allowed: 0.04 + 4 SE
     mc = _hellinger_monte_carlo(p, q, rng)
-    assert hellinger(p, q) == pytest.approx(mc, rel=0.2)
+    assert abs(hellinger(p, q) ** 2 - mc**2) <= 0.04 + 4 * 8e-4
 
 
 # ------------------------------------------------------------------ 8: thresholds
@@ -463,8 +497,12 @@ def test_classifier_distance_is_zero_for_an_unchanged_model_and_matches_monte_ca
     lc = np.log(0.5) + log_mixture(Z, np.ones(1), m[None], cholesky((S + H)[None]))
     ln = np.log(0.5) + log_mixture(Z, *neg[:2], cholesky(neg[2]))
     a, b = np.exp(lp - np.logaddexp(lp, ln)), np.exp(lc - np.logaddexp(lc, ln))
-    mc = np.mean(0.5 * ((np.sqrt(a) - np.sqrt(b)) ** 2 + (np.sqrt(1 - a) - np.sqrt(1 - b)) ** 2))
-    assert full.cost == pytest.approx(mc, rel=0.2)
+    v = 0.5 * ((np.sqrt(a) - np.sqrt(b)) ** 2 + (np.sqrt(1 - a) - np.sqrt(1 - b)) ** 2)
+    mc, se = v.mean(), v.std() / np.sqrt(n)
+    # The cost at the sigma points is the paper's estimate of this expectation (exact above, against eq. 7 at the
+    # points), not the expectation: on this model it is 19.0% low (8.28e-4 against 1.0220e-3 +- 2.2e-6 at 1.6 M
+    # samples). Allowed: that bias, 19.5%, and 4 of this sample's SE (6.5e-6).
+    assert abs(full.cost - mc) <= 0.195 * mc + 4 * se
 
 
 def test_accept_falls_back_to_lapack_where_the_compiled_factor_fails(monkeypatch):

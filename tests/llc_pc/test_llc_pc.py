@@ -662,4 +662,8 @@ def test_criterion_and_classifier_can_differ():
     assert both.n_subclasses_ == 5
     lda = LLCPairwiseCoupling(n_subclasses=5, classifier="lda", pair_probability="platt",
                               combination="probability").fit(X, y)
-    assert (lda.predict(X) == y).mean() > 0.6
+    # a floor from the data: the Bayes rule of small_three_class's Gaussians (unit covariance: the nearest of the
+    # means 1.2 (0, 0), (1, 1), (2, 0)) on the same objects, less 3 of its binomial SE
+    means = 1.2 * np.array([[0, 0], [1, 1], [2, 0]])
+    bayes = np.mean(np.argmin(((X[:, None, :] - means[None]) ** 2).sum(-1), axis=1) == y)
+    assert (lda.predict(X) == y).mean() >= bayes - 3 * np.sqrt(bayes * (1 - bayes) / len(y))

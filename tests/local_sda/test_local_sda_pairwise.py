@@ -20,6 +20,7 @@ from test_local_sda import (
     _blob_similarity,
     _random_problem,
     assert_solves_moment_constraint,
+    blob_accuracy_floor,
     check_bad_input,
 )
 
@@ -300,7 +301,7 @@ def test_cross_val_score_and_posteriors(support):
     assert PairwiseLocalSDA().__sklearn_tags__().input_tags.pairwise
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
     acc = cross_val_score(PairwiseLocalSDA(n_neighbors=8, support=support), S, y, cv=cv)
-    assert acc.shape == (5,) and acc.mean() > 0.85
+    assert acc.shape == (5,) and acc.mean() >= blob_accuracy_floor()  # the Bayes rule's accuracy less 3 SE
     m = PairwiseLocalSDA(n_neighbors=8, support=support).fit(S[::2, ::2], y[::2])
     proba = m.predict_proba(S[1::2, ::2])
     assert proba.shape == (S.shape[0] // 2, 2)

@@ -21,6 +21,7 @@ from test_local_sda import (
     _random_problem,
     _random_support,
     assert_solves_moment_constraint,
+    blob_accuracy_floor,
     check_bad_input,
 )
 
@@ -391,7 +392,7 @@ def test_cross_val_score_and_posteriors():
     assert RegularizedLocalSDA().__sklearn_tags__().input_tags.pairwise
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
     acc = cross_val_score(RegularizedLocalSDA(n_neighbors=8), S, y, cv=cv)
-    assert acc.shape == (5,) and acc.mean() > 0.85
+    assert acc.shape == (5,) and acc.mean() >= blob_accuracy_floor()  # the Bayes rule's accuracy less 3 SE
     m = RegularizedLocalSDA(n_neighbors=8).fit(S[::2, ::2], y[::2])
     proba = m.predict_proba(S[1::2, ::2])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-15)

@@ -66,8 +66,7 @@ def test_rows_equal_direct_refits_and_sep_follows_the_chapters_na(waveform_spec)
     assert len(frame) == 2 * 4 * 3
     sep = frame[frame.method == "gmm_mpca_sep"]
     assert sep[sep.n_dims < 2 + SEP_MIN_EXTRA].error.isna().all() and sep[sep.n_dims == 5].error.notna().all()
-    rows = frame.dropna(subset=["error"])
-    assert rows.error.between(0, 40).all()
+    rows = frame.dropna(subset=["error"])  # every error is checked exactly, against its refit
     for r in rows.itertuples():
         X, y, Xt, yt = parts[r.fold]
         fixed = {"standardize": False, "random_state": ref.seed(11, "waveform", r.fold, "model") % 2**31}
