@@ -314,3 +314,24 @@ def test_unreachable_scheduler_is_one_line(blobs2):
         with pytest.raises(ConfigError) as exc:
             hmac(blobs2[0], parallel="I", scheduler=address, connect_timeout=1.0)
     one_line(exc, f"'{address}'", "Dask scheduler")
+
+
+@pytest.mark.parametrize("block_bytes", [8 * 7, 8 * 7 * 3, 8 * 7 * 100])
+def test_kernel_sums_by_row_blocks_equal_the_direct_sums(block_bytes):
+    """``kernel_sums`` over blocks of rows of the starts (one row of 7 kernels per 56 bytes: blocks of 1, 3 and
+    all 12 rows, the last one short) against the sums written directly: m = max_k l_k, s = sum_k exp(l_k - m),
+    t = sum_k exp(l_k - m) c_k, with l_k = -|z - c_k|^2 / (2 sigma^2)."""
+    from hlm.hmac._modal_em import block_rows, kernel_sums
+
+    rng = np.random.default_rng(41)
+    C, Z, sigma = rng.normal(size=(7, 3)), rng.normal(size=(12, 3)) * 2, 0.8
+    assert block_rows(7, block_bytes) == block_bytes // 56
+    m, s, t = kernel_sums(C, (C**2).sum(1), Z, 1 / (2 * sigma**2), block_bytes)
+    L = -((Z[:, None, :] - C[None, :, :]) ** 2).sum(-1) / (2 * sigma**2)
+    m_ref = L.max(axis=1)
+    E = np.exp(L - m_ref[:, None])
+    # |z - c|^2 is formed as |z|^2 - 2 z.c + |c|^2: its rounding, relative to the largest of those terms
+    scale = ((Z**2).sum(1)[:, None] + (C**2).sum(1)[None, :]).max() / (2 * sigma**2)
+    np.testing.assert_allclose(m, m_ref, rtol=0, atol=8 * np.finfo(float).eps * scale)
+    np.testing.assert_allclose(s, E.sum(1), rtol=16 * np.finfo(float).eps * scale)
+    np.testing.assert_allclose(t, E @ C, rtol=16 * np.finfo(float).eps * scale, atol=1e-14)

@@ -1135,3 +1135,32 @@ def test_bounds_and_eager_paths_give_the_same_classifier(monkeypatch, region):
     assert (fitted[0].n_components_ < 70).all()
     Z = rng.normal(1.5, 2.0, size=(300, 3))
     np.testing.assert_allclose(fitted[0].decision_function(Z), fitted[100_000].decision_function(Z), rtol=1e-9)
+
+
+# ------------------------------------------------------------------ declared classes
+@pytest.mark.parametrize("cls", [OKDEClassifier, ODKDEClassifier])
+def test_a_declared_class_never_seen_has_a_minus_infinity_column(cls):
+    """``classes=`` fixes the label set at the first call: a class without data has log density -inf
+    (decision_function; probability 0), the others are the model fed their rows alone; a label outside the
+    set is refused in one line, at the first call and later."""
+    from messages import one_line
+
+    rng = np.random.default_rng(31)
+    X, y = _blobs(rng, [(0, 0), (3, 3)], 15)
+    model = cls(standardize=False).partial_fit(X, y, classes=[0, 1, 2])
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    alone = cls(standardize=False).partial_fit(X, y)
+    Z = rng.normal(size=(6, 2))
+    scores, ref = model.decision_function(Z), alone.decision_function(Z)
+    assert np.all(scores[:, 2] == -np.inf)
+    np.testing.assert_allclose(scores[:, :2], ref, rtol=1e-12)
+    np.testing.assert_array_equal(model.predict_proba(Z)[:, 2], 0.0)
+    np.testing.assert_array_equal(model.predict(Z), alone.predict(Z))
+    model.partial_fit(X[:1] + 10, [2])  # the declared class arrives: it gets a finite density
+    assert np.isfinite(model.decision_function(Z)[:, 2]).all()
+    with pytest.raises(DataError) as exc:
+        model.partial_fit(X[:1], [7])
+    one_line(exc, "label '7' is not among the classes given at the first call")
+    with pytest.raises(DataError) as exc:
+        cls().partial_fit(X, y, classes=[0, 2])
+    one_line(exc, "label '1' is not among classes")

@@ -468,6 +468,30 @@ def test_sep_discriminant_dimension_and_fallback_without_usable_levels(waveform_
 # ---------------------------------------------------------------------- 8. plumbing
 
 
+def test_a_changed_parameter_or_input_misses_the_fit_cache(waveform_split):
+    """The fit cache is keyed by the data, the labels (their type too) and every parameter: a fit with one
+    parameter changed (here max_iter, which changes the EM's result) is its own entry, equal to that fit from
+    empty caches and not to the cached one; so is a fit on X with one value changed."""
+    Xtr, ytr, Xte, _ = waveform_split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clear_caches()
+        a = SubspaceGMMClassifier(2, 3, random_state=3, max_iter=50).fit(Xtr, ytr)
+        b = SubspaceGMMClassifier(2, 3, random_state=3, max_iter=2).fit(Xtr, ytr)
+        assert len(subspace_gmm._FIT_CACHE) == 2
+        clear_caches()
+        fresh = SubspaceGMMClassifier(2, 3, random_state=3, max_iter=2).fit(Xtr, ytr)
+        np.testing.assert_array_equal(b.means_, fresh.means_)
+        assert not np.array_equal(b.means_, a.means_)
+        X2 = Xtr.copy()
+        X2[0, 0] += 1.0
+        SubspaceGMMClassifier(2, 3, random_state=3, max_iter=2).fit(X2, ytr)
+        y_int = ytr.astype(int)  # the same label strings, another type: its own entry (classes_ differ in type)
+        c = SubspaceGMMClassifier(2, 3, random_state=3, max_iter=2).fit(Xtr, y_int)
+        assert len(subspace_gmm._FIT_CACHE) == 3 and c.classes_.dtype.kind == "i"
+        clear_caches()
+
+
 def test_clone_seeds_and_caches_give_identical_fits(waveform_split):
     Xtr, ytr, Xte, _ = waveform_split
     m = SubspaceGMMClassifier(2, 3, random_state=3, max_iter=50)
@@ -487,3 +511,23 @@ def test_clone_seeds_and_caches_give_identical_fits(waveform_split):
         np.testing.assert_array_equal(other.predict_proba(Xte), a.predict_proba(Xte))
     with pytest.raises(NotFittedError):
         SubspaceGMMClassifier().predict(Xte)
+
+
+def test_projected_mda_with_one_component_is_lda_on_the_projection(waveform_split):
+    """MDA-DR with one component per class is LDA on z = V^T (x - centre): the Gaussian of each class with
+    their common (pooled, maximum-likelihood) covariance and the class frequencies as priors. Against
+    scikit-learn's LinearDiscriminantAnalysis (lsqr: the empirical, prior-weighted class covariances) fitted
+    on the projection of ProjectedMDA's own V: the same decisions and posteriors."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    Xtr, ytr, Xte, _ = waveform_split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mda = ProjectedMDA(1, 3, reg_covar=0.0, random_state=0).fit(Xtr, ytr)  # no ridge: pure maximum likelihood
+    V = mda.subspace_
+    assert V.shape == (21, 3)
+    np.testing.assert_allclose(V.T @ V, np.eye(3), atol=1e-12)
+    Z, Zt = (Xtr - mda.center_) @ V, (Xte - mda.center_) @ V
+    lda = LinearDiscriminantAnalysis(solver="lsqr").fit(Z, ytr)
+    np.testing.assert_array_equal(mda.predict(Xte), lda.predict(Zt))
+    np.testing.assert_allclose(mda.predict_proba(Xte), lda.predict_proba(Zt), rtol=1e-9, atol=1e-12)

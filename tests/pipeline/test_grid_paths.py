@@ -458,3 +458,28 @@ def test_cv_of_estimators_outside_the_protocol_and_of_feature_vectors(aural):
     assert isinstance(svm, FastPathMixin) and svm.predict_folds(X, y_fit, folds, grid) is None
     np.testing.assert_array_equal(cv_errors(svm, X, y_fit, grid, folds),
                                   _refit_errors(svm, X, y_fit, grid, folds, pairwise=False))
+
+
+def test_kernel_hlm_cv_chooses_as_plain_refits_and_the_one_se_rule_written_out(aural):
+    """Kernel HLM (CV transform, scale), its whole default grid (5 transforms x 9 scale factors) by the
+    pipeline's CV (select_params with the method's fold path and the one-SE rule) against plain refits of every
+    point on every fold and the one-standard-error rule written from its definition (Breiman et al.): the first
+    point in grid order whose mean error is at most the lowest mean plus the SE (sd over the folds, ddof 1, /
+    sqrt(folds)) of the lowest point."""
+    from hlm.pipeline.evaluation.cv import select_params
+    from hlm.pipeline.methods import METHODS
+
+    spec = METHODS["kernel_hlm_cv"]
+    S_fit, y_fit, _, _ = aural
+    grid = spec.grid(None)
+    assert len(grid) == 45
+    folds = make_folds(y_fit, 10, seed=4)
+    chosen, searched, means = select_params(spec.make(), S_fit, y_fit, grid, folds, rule="one_se")
+    errors = np.array([[np.mean(spec.make(point).fit(S_fit[np.ix_(fit, fit)], y_fit[fit])
+                                .predict(S_fit[np.ix_(val, fit)]) != y_fit[val]) for fit, val in folds]
+                       for point in grid])
+    np.testing.assert_array_equal(means, errors.mean(axis=1))
+    best = int(np.argmin(errors.mean(axis=1)))
+    se = errors[best].std(ddof=1) / np.sqrt(len(folds))
+    first = next(i for i, e in enumerate(errors.mean(axis=1)) if e <= errors[best].mean() + se)
+    assert chosen == grid[first] and searched == grid
