@@ -12,6 +12,7 @@ from hlm.distances._blocks import assemble, block_ranges, compute_block, pairwis
 from hlm.distances._dtw import dtw
 from hlm.distances._hamming import hamming
 from hlm.errors import DataError
+from messages import one_line
 
 DNA = Path(__file__).resolve().parents[2] / "data/raw/DNA.rda"
 
@@ -344,3 +345,18 @@ def test_schema_allows_format_folder_only_for_series(entry, needle):
     assert needle in str(err.value)
     assert validate_entry("f", {"path": "f", "format": "folder", "kind": "series", "distance": "dtw",
                                 "labels_path": "l.csv", "window": 0.1}).format == "folder"
+
+
+def test_a_distance_refuses_an_option_it_does_not_take():
+    """Options go to the distance's function by name: one it does not declare is a one-line DataError (not a
+    TypeError from the function), and DTW's window reaches it."""
+    from hlm.distances import pairwise
+
+    x = [np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0, 1.0])]
+    with pytest.raises(DataError) as exc:
+        pairwise([[0.0, 1.0]], [[1.0, 1.0]], "euclidean", {"window": 0.1})
+    one_line(exc, "distance 'euclidean' has no option 'window' (it takes none)")
+    with pytest.raises(DataError) as exc:
+        pairwise(x, x, "dtw", {"widow": 0.1})
+    one_line(exc, "distance 'dtw' has no option 'widow' (its options: window)")
+    assert pairwise(x, x, "dtw", {"window": 0.0})[0, 1] == pytest.approx(np.sqrt(2.0))  # no warping: Euclidean

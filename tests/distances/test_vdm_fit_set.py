@@ -19,9 +19,9 @@ from sklearn.exceptions import NotFittedError
 import hlm.distances._vdm_classifier as ld
 from hlm.base._grid import predict_each
 from hlm.datasets._artifacts import DistanceArtifact, read_distances, write_distances
-from hlm.datasets._prepare import prepare_dataset
+from hlm.datasets._prepare import category_codes, prepare_dataset
 from hlm.datasets._registry import validate_entry
-from hlm.distances._vdm import category_codes, training_vdm, value_difference_metric
+from hlm.distances._vdm import training_vdm, value_difference_metric
 from hlm.distances._vdm_classifier import VDMDistances
 from hlm.errors import DataError
 from hlm.local_mapping._kernel_hlm import KernelHLM

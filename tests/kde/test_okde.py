@@ -16,10 +16,11 @@ from hlm.errors import DataError
 from hlm.kde import ODKDEClassifier, OKDEClassifier
 from hlm.kde import _compression as compression
 from hlm.kde import _compression_loops as kernels
-from hlm.kde._bandwidth import amise_scale, curvature_diag, curvature_full
+from hlm.kde._bandwidth import amise_scale, curvature_diag, curvature_full, kernel_covariance
 from hlm.kde._compression import (
     ClassifierDistance,
     bottom_up,
+    members,
     merge_tree,
     posterior_distance,
     posterior_distance_bound,
@@ -1164,3 +1165,95 @@ def test_a_declared_class_never_seen_has_a_minus_infinity_column(cls):
     with pytest.raises(DataError) as exc:
         cls().partial_fit(X, y, classes=[0, 2])
     one_line(exc, "label '1' is not among classes")
+
+
+def test_local_hellinger_at_a_finite_threshold_merges_what_is_close():
+    """oKDE's merge rule (spec 4.3) at a finite threshold: a node is accepted iff the Hellinger distance between
+    its members' KDE and the KDE of their moment match is at most the threshold. Two near components (0.05
+    apart, kernel sd 0.45) have a distance of 1.2e-6, the root with a far third one 0.69: a threshold
+    between them accepts the first node and not the root, and each decision is the from-scratch estimate's
+    against the threshold."""
+    from hlm.kde._compression import local_hellinger
+
+    mu = np.array([[0.0, 0.0], [0.0, 0.05], [4.0, 4.0]])
+    w, cov, H = np.full(3, 1 / 3), np.zeros((3, 2, 2)), 0.2 * np.eye(2)
+    tree = merge_tree(mu)
+    near, root = 3, 4
+    distances = {}
+    for node in (near, root):
+        idx = members(node, 3, tree)
+        W, m, S = moment_match(w[idx], mu[idx], cov[idx])
+        distances[node] = _unscented_hellinger((w[idx] / W, mu[idx], cov[idx] + H),
+                                               (np.ones(1), m[None], (S + H)[None]))
+    assert sorted(members(near, 3, tree)) == [0, 1] and distances[near] < 1e-5 < 0.5 < distances[root]
+    threshold = np.sqrt(distances[near] * distances[root])
+    accept = local_hellinger(w, mu, cov, H, threshold, tree)
+    assert accept(near, *tree[near - 3]) and not accept(root, *tree[root - 3])
+    assert not local_hellinger(w, mu, cov, H, 0.5 * distances[near], tree)(near, *tree[near - 3])
+
+
+@pytest.mark.parametrize("cls", [OKDEClassifier, ODKDEClassifier])
+def test_forgetting_weights_the_past_geometrically_with_and_without_compression(cls):
+    """Forgetting f < 1 (spec 2): each update sets N <- f N + 1 and scales the old weights by f N_old / N, so
+    without compression (threshold 0) the point of age a has weight f^a / N exactly, N = f^t n_0 + (1 - f^t) /
+    (1 - f) after t updates from a first batch of n_0. With compression the recursion of N is the same and the
+    weights still sum to 1 (a merge keeps its members' weight), on fewer components than points."""
+    rng = np.random.default_rng(33)
+    f, n0, t = 0.9, 5, 25
+    X = rng.normal(size=(n0 + t, 2))
+    y = np.zeros(n0 + t, dtype=int)
+    y[::2] = 1  # two classes; class 0 is the one checked
+    X0 = X[y == 0]
+    n_expected = f ** (len(X0) - n0) * n0 + (1 - f ** (len(X0) - n0)) / (1 - f)
+    plain = cls(threshold=0.0, forgetting=f, standardize=False).partial_fit(X[:2 * n0], y[:2 * n0])
+    for i in range(2 * n0, len(y)):
+        plain.partial_fit(X[i:i + 1], y[i:i + 1])
+    model = plain.models_[0]
+    assert model.n == pytest.approx(n_expected, rel=1e-12)
+    ages = np.r_[np.full(n0, len(X0) - n0), np.arange(len(X0) - n0 - 1, -1, -1)]
+    np.testing.assert_allclose(model.w, f ** ages / model.n, rtol=1e-12)
+    np.testing.assert_allclose(model.mu, X0 - plain.mean_, rtol=0, atol=1e-15)  # centred by the first batch
+    compressed = cls(forgetting=f, standardize=False).partial_fit(X[:2 * n0], y[:2 * n0])
+    for i in range(2 * n0, len(y)):
+        compressed.partial_fit(X[i:i + 1], y[i:i + 1])
+    kept = compressed.models_[0]
+    assert kept.n == pytest.approx(n_expected, rel=1e-12)
+    assert kept.w.sum() == pytest.approx(1.0, abs=1e-12) and kept.n_components < len(X0)
+
+
+def _gaussian_curvature(d: int, v: float) -> float:
+    """R(N(0, v I)) = int tr^2(Hessian)^2 = d (d + 2) / (2^(d+2) pi^(d/2) v^((d+4)/2)), in closed form."""
+    return d * (d + 2) / (2 ** (d + 2) * np.pi ** (d / 2) * v ** ((d + 4) / 2))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_curvature_and_amise_scale_against_closed_forms(d):
+    """The curvature of one smoothed Gaussian in closed form (the pair's covariance var_j + var_k + g: each
+    component smoothed by g / 2), by both the diagonal and the full code; and Wand and Jones's AMISE minimiser
+    at the curvature of N(0, I) itself is Silverman's rule (4 / ((d + 2) N))^(1 / (d + 4))."""
+    for s, g in ((0.0, 0.5), (0.3, 0.2)):
+        R = _gaussian_curvature(d, s + g / 2)
+        assert curvature_diag(np.ones(1), np.zeros((1, d)), np.full((1, d), s), g) == pytest.approx(R, rel=1e-12)
+        assert curvature_full(np.ones(1), np.zeros((1, d)), s * np.eye(d)[None], g) == pytest.approx(R, rel=1e-12)
+    n = 50
+    silverman = (4 / ((d + 2) * n)) ** (1 / (d + 4))
+    assert amise_scale(_gaussian_curvature(d, 1.0), d, n, "wand_jones") == pytest.approx(silverman, rel=1e-12)
+
+
+@pytest.mark.parametrize("pilot_kind", ["maggot", "silverman"])
+@pytest.mark.parametrize("curvature", ["diag", "full"])
+@pytest.mark.parametrize("form", ["maggot", "wand_jones"])
+def test_kernel_covariance_of_one_gaussian_is_the_plug_in_formula(pilot_kind, curvature, form):
+    """A sample model of one Gaussian N(m, F): whitened it is N(0, I), so (spec 3) g is the pilot's formula,
+    R = R(N(0, (1 + g / 2) I)), h = the AMISE form's [c / (N (4 pi)^(d/2) R)]^(1/(d+4)) (c = 1/d: Maggot;
+    c = d: Wand and Jones) and H = h^2 F, every factor written here from the spec's formulas."""
+    d, n = 3, 40.0
+    A = np.array([[1.0, 0.3, 0.0], [0.0, 0.8, 0.2], [0.1, 0.0, 0.5]])
+    F = A @ A.T
+    g = ((4 / ((d + 2) * n)) ** (2 / (d + 4)) if pilot_kind == "silverman"
+         else 4 * (2 / (d + 2)) ** (2 / (d + 4)) * n ** (-2 / (d + 4)))
+    c = 1 / d if form == "maggot" else d
+    h = (c / (n * (4 * np.pi) ** (d / 2) * _gaussian_curvature(d, 1 + g / 2))) ** (1 / (d + 4))
+    H = kernel_covariance(np.ones(1), np.array([[2.0, -1.0, 0.5]]), F[None], n, np.eye(d), pilot_kind=pilot_kind,
+                          curvature=curvature, form=form)
+    np.testing.assert_allclose(H, h * h * F, rtol=1e-10)

@@ -310,7 +310,7 @@ def test_random_splits_never_raise_mpe_svm():
 # ---------------------------------------------------------------- 10. Greedy-MPE against a plain reference
 TOL = 1e-4  # libsvm's tolerance in both (C = 100 with its float32 kernel cannot reach much less)
 def reference_greedy(X, y, K, selection, pair_error="criterion", C=100.0, random_state=0, n_init=10,
-                     two_means=None):
+                     two_means=None, variance="trace"):
     """Greedy-MPE written plainly: one SVC per pair, np.var for the variance; the same seeded 2-means, or
     ``two_means(X) -> labels`` (another implementation, for data whose 2-means splits are unambiguous)."""
     Xs = standardise(X)
@@ -351,7 +351,8 @@ def reference_greedy(X, y, K, selection, pair_error="criterion", C=100.0, random
         if selection == "pair_variance":
             pairs.sort(key=lambda st: -F(*st))  # stable: lexicographic among equal F
             s, t = pairs[0]
-            var = [np.var(Xs[x["members"]], axis=0).sum() for x in (s, t)]
+            var = [np.var(Xs[x["members"]], axis=0).sum() * (len(x["members"]) if variance == "sse" else 1)
+                   for x in (s, t)]
             chosen, pair = (s if var[0] >= var[1] else t), (s["order"], t["order"])
         elif selection == "aggregate":
             score = [sum(F(x, z) if x["cls"] < z["cls"] else F(z, x) for z in subs if z["cls"] != x["cls"])
@@ -397,6 +398,24 @@ def test_greedy_mpe_matches_a_plain_reference(selection, pair_error):
     assert adjusted_rand_score(model.subclass_of_, labels) == 1.0
     np.testing.assert_array_equal(model.subclass_of_, labels)
     np.testing.assert_allclose(model.pair_error_, E, rtol=1e-5)
+
+
+def test_greedy_mpe_sse_variance_splits_the_larger_spread_subclass():
+    """Step 3 with variance="sse" (n times the covariance's trace) against "trace": class 0 is 60 tight points
+    (sd 1) and class 1 is 6 spread ones (sd 2) beside a third class. The pair's subclass to split differs
+    between the two rules (trace: the spread one; SSE: the large one), and each run equals the plain reference
+    with that rule."""
+    rng = np.random.default_rng(23)
+    X = np.vstack([rng.normal(0, 1.0, (60, 2)), rng.normal([5, 0], 2.0, (6, 2)), rng.normal([0, 9], 1.0, (12, 2))])
+    y = np.repeat([0, 1, 2], [60, 6, 12])
+    runs = {}
+    for variance in ("trace", "sse"):
+        model = LLCPairwiseCoupling(n_subclasses=4, variance=variance, tol=TOL).fit(X, y)
+        splits, labels, _ = reference_greedy(X, y, 4, "pair_variance", variance=variance)
+        assert [(s["pair"], s["split"], s["children"]) for s in model.splits_] == splits
+        np.testing.assert_array_equal(model.subclass_of_, labels)
+        runs[variance] = model.subclasses_per_class_.tolist()
+    assert runs["trace"] != runs["sse"], runs
 
 
 @pytest.mark.parametrize("selection", ["pair_variance", "aggregate", "gain"])
@@ -667,3 +686,32 @@ def test_criterion_and_classifier_can_differ():
     means = 1.2 * np.array([[0, 0], [1, 1], [2, 0]])
     bayes = np.mean(np.argmin(((X[:, None, :] - means[None]) ** 2).sum(-1), axis=1) == y)
     assert (lda.predict(X) == y).mean() >= bayes - 3 * np.sqrt(bayes * (1 - bayes) / len(y))
+
+
+def test_platt_pair_probability_is_platts_sigmoid_of_the_decision_value():
+    """pair_probability="platt" with one pair (two classes, K = 2): the subclass probability of subclass a is
+    1 / (1 + exp(A f + B)) with f = coef_ . x~ + intercept_ and (A, B) minimising the cross-entropy with
+    Platt's targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2) on the training decision values, here found from
+    scratch by scipy's BFGS (not scikit-learn's calibration code production calls)."""
+    from scipy.optimize import minimize
+
+    X, y = small_three_class(seed=8, n=25)
+    X, y = X[y < 2], y[y < 2]
+    model = LLCPairwiseCoupling(n_subclasses=2, pair_probability="platt", combination="probability").fit(X, y)
+    assert model.pairs_.tolist() == [[0, 1]]
+    Xs = (X - model.mean_) / model.scale_
+    f = Xs @ model.coef_[0] + model.intercept_[0]
+    a = model.subclass_class_[model.pairs_[0, 0]]
+    t = np.where(y == model.classes_[a], (np.sum(y == model.classes_[a]) + 1) / (np.sum(y == model.classes_[a]) + 2),
+                 1 / (np.sum(y != model.classes_[a]) + 2))
+
+    def loss(p):
+        z = p[0] * f + p[1]
+        return np.sum(t * np.logaddexp(0, z) + (1 - t) * np.logaddexp(0, -z))
+
+    A, B = minimize(loss, np.zeros(2), method="BFGS", options={"gtol": 1e-10}).x
+    Z = np.random.default_rng(9).normal(size=(20, 2)) + 1.0
+    fz = ((Z - model.mean_) / model.scale_) @ model.coef_[0] + model.intercept_[0]
+    np.testing.assert_allclose(model.subclass_proba(Z)[:, model.pairs_[0, 0]], 1 / (1 + np.exp(A * fz + B)),
+                               rtol=1e-4, atol=1e-6)  # the two optimisers' tolerances
+    assert A < 0  # f > 0 favours a

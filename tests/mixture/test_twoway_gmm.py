@@ -459,3 +459,31 @@ def test_standardize_keeps_a_constant_feature_at_scale_one():
     proba = model.predict_proba(test)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert model.predict(test).tolist() == [0, 0]
+
+
+def test_full_covariance_with_several_components_and_clusters_is_eq_2_5():
+    """covariance="full" with M = 2 components per class and L = 2 variable clusters (section 2.2.2, eq. 2.5):
+    log f_k(x) = log|det W_k| + log sum_r pi_kr prod_j N(z_j; mu_{r,c(k,j)}, sigma^2_{r,c(k,j)}), z = W_k x' in
+    the fitted space x' = (x - mean) / scale - shift, written here from the fitted parameters (scipy's normal
+    densities); the posteriors are Bayes' rule on it."""
+    rng = np.random.default_rng(12)
+    A = np.array([[1.0, 0.6, 0.0, 0.0], [0.0, 1.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.4], [0.2, 0.0, 0.0, 1.0]])
+    X = np.vstack([rng.normal(size=(80, 4)) @ A + np.r_[0, 0, 2, 2], rng.normal(size=(80, 4)) @ A.T + 1.5])
+    y = np.repeat(["a", "b"], 80)
+    model = TwoWayGMMClassifier(n_components=2, n_clusters=2, covariance="full", random_state=0).fit(X, y)
+    assert list(model.n_components_) == [2, 2] and list(model.n_clusters_) == [2, 2]
+    Xt = (X - model.feature_mean_) / model.feature_scale_ - model.shift_
+    expected = np.empty((len(y), 2))
+    for k in range(2):
+        Z = Xt @ model.whitening_[k].T
+        c = model.assignments_[k]
+        parts = [np.log(model.weights_[k][r]) + norm.logpdf(Z, model.means_[k][r][c],
+                                                              np.sqrt(model.variances_[k][r][c])).sum(axis=1)
+                 for r in range(2)]
+        expected[:, k] = logsumexp(np.column_stack(parts), axis=1) + np.log(abs(np.linalg.det(model.whitening_[k])))
+    np.testing.assert_allclose(model.class_log_density(X), expected, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(model.log_det_whitening_, [np.log(abs(np.linalg.det(W))) for W in model.whitening_],
+                               rtol=1e-12)
+    joint = expected + model.class_log_prior_
+    np.testing.assert_allclose(model.predict_proba(X), np.exp(joint - logsumexp(joint, axis=1, keepdims=True)),
+                               rtol=1e-9, atol=1e-12)

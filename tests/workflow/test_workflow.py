@@ -324,7 +324,7 @@ def test_online_kde_on_distances_is_one_line_error(project):
     before any job, naming it."""
     proc = snakemake(project, "--dry-run", "--config", "online_kde={datasets: [voting]}", check=False)
     assert proc.returncode == 2
-    assert ("hlm: error: config: field 'online_kde.datasets': voting not of kind vectors; the Online KDE "
+    assert ("hlm: error: config: field 'online_kde.datasets': voting not of kind vectors; the online KDE "
             "protocol needs feature vectors") in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 

@@ -23,11 +23,12 @@ import hlm
 from hlm.datasets._registry import load_registry
 from hlm.errors import HLMError, print_error
 from hlm.pipeline.config import check_config_file, check_names, validate_config
-from hlm.pipeline.incremental import incremental_sources, learner_params, report_sources, scheme_applies
-from hlm.pipeline.methods import METHODS, method_applies, method_sources
+from hlm.pipeline.incremental import learner_params, scheme_applies
+from hlm.pipeline.methods import METHODS, method_applies
 from hlm.pipeline.protocols import protocols
 from hlm.pipeline.provenance import config_hash, git_commit
-from hlm.pipeline.sources import module_sources, protocol_sources, protocol_table_sources
+from hlm.pipeline.sources import incremental_report_sources, incremental_sources, method_sources, module_sources
+from hlm.pipeline.sources import protocol_sources, protocol_table_sources, run_sources
 
 SRC = Path(workflow.basedir) / "src"
 
@@ -80,8 +81,7 @@ for _protocol, _names in PROTOCOL_DATASETS.items():
         from hlm.errors import ConfigError
 
         _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_WRONG_KIND)} not of kind "
-                          f"{' or '.join(PROTOCOLS[_protocol].kinds)}; the {PROTOCOLS[_protocol].label} protocol "
-                          "needs feature vectors"))
+                          f"{' or '.join(PROTOCOLS[_protocol].kinds)}; {PROTOCOLS[_protocol].refusal}"))
 # Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters (its levels
 # are logged with the data set's runs).
 TRACKED_DATASETS = DATASETS + [d for d in PROTOCOL_DATASETS["hmac"] if d not in DATASETS]
@@ -146,8 +146,10 @@ def dataset_raw_files(wildcards):
     return files
 
 
-# What each data stage's function (hlm.pipeline.stages.data) runs: its rule's code inputs are the files
-# these modules import, the stage's module, and the data set's distance (hlm.distances, looked up by name).
+# What each data stage's function (hlm.pipeline.stages.data) runs, with the job scripts' hlm.pipeline.jobs
+# and the stage module's own imports (the artifacts): its rule's code inputs are the files these import, the
+# stage's module, and the data set's distance (hlm.distances, looked up by name). The table of distances counts
+# only where the data set has a distance of it: a matrix read from a file computes none.
 DATA_STAGES = {
     "preprocess": ("hlm.datasets._prepare", "hlm.datasets._registry"),
     "objects": ("hlm.datasets._objects", "hlm.datasets._registry"),
@@ -155,6 +157,7 @@ DATA_STAGES = {
     "distances_from_blocks": ("hlm.distances._blocks", "hlm.datasets._objects", "hlm.datasets._registry"),
     "splits": ("hlm.pipeline.evaluation.splits",),
 }
+_DATA_JOB = ("hlm.pipeline.jobs", "hlm.datasets._artifacts")
 
 
 def distance_sources(name):
@@ -171,10 +174,15 @@ def data_sources(stage):
     """The code inputs of a data stage's jobs, with their data set's distance (an input function)."""
     def sources(wildcards):
         distance = REGISTRY[wildcards.dataset].distance if stage != "splits" else None
-        return src(*sorted({*module_sources(*DATA_STAGES[stage]), "pipeline/stages/data.py",
-                            *(distance_sources(distance) if distance else ())}))
+        files = set(module_sources(*_DATA_JOB, *DATA_STAGES[stage])) - {"distances/_registry.py"}
+        return src(*sorted({*files, "pipeline/stages/data.py", *(distance_sources(distance) if distance else ())}))
 
     return sources
+
+
+#: the report rules' code: what their stage (hlm.pipeline.stages.report) imports, and the papers' numbers
+REPORT_SOURCES = [*module_sources("hlm.pipeline.jobs", "hlm.pipeline.stages.report"),
+                  "pipeline/reporting/papers/hlm.yaml", "pipeline/reporting/papers/local_sda.yaml"]
 
 
 # Data sets of raw objects (kind series / sequences): their distances come from row blocks.
@@ -242,7 +250,8 @@ def protocol_outputs(protocol):
     outputs = {"runs": f"results/{protocol.id}/{{dataset}}.parquet"}
     if protocol.figure:
         outputs["figure"] = report(f"results/figures/{protocol.id}_{{dataset}}.png",
-                                   caption="../report/protocol_figure.rst", category=protocol.label)
+                                   caption=f"../../src/hlm/pipeline/protocols/{protocol.id}/figure.rst",
+                                   category=protocol.label)
     return outputs
 
 

@@ -15,7 +15,7 @@ for _method in METHODS:
             distances="results/distances/{dataset}.parquet",
             matrices="results/distances/{dataset}.npy",
             splits="results/splits/{dataset}.parquet",
-            code=src(*method_sources(_method)),
+            code=src(*method_sources(METHODS[_method])),
             **cv_from_input(_method),
         output:
             evaluation=f"results/evaluation/{{dataset}}/{_method}.parquet",

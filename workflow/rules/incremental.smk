@@ -35,7 +35,7 @@ for _scheme in INCREMENTAL_SCHEMES:
 rule incremental_report:
     input:
         runs=incremental_files(),
-        code=src(*report_sources()),
+        code=src(*incremental_report_sources()),
     output:
         figures=report(
             expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS),

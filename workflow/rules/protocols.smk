@@ -19,7 +19,6 @@ for _protocol in PROTOCOLS.values():
             protocol=_protocol.id,
             entry=dataset_entry,
             settings=protocol_settings(_protocol),
-            **({"figure_caption": _protocol.figure} if _protocol.figure else {}),
         threads: protocol_threads(_protocol)
         log:
             f"logs/{_protocol.id}/{{dataset}}.log",

@@ -4,8 +4,7 @@
 rule error_rate_tables:
     input:
         evaluations=evaluation_files(),
-        code=src(*module_sources("hlm.pipeline.reporting.tables", "hlm.pipeline.reporting.paper"),
-                 "pipeline/reporting/papers/hlm.yaml", "pipeline/reporting/papers/local_sda.yaml", "pipeline/stages/report.py"),
+        code=src(*REPORT_SOURCES),
     output:
         csv=report(
             "results/tables/error_rates.csv",
@@ -45,7 +44,7 @@ rule error_rate_tables:
 rule error_rate_figure:
     input:
         evaluations=evaluation_files(),
-        code=src("pipeline/reporting/figures.py", "pipeline/reporting/tables.py", "pipeline/stages/report.py"),
+        code=src(*REPORT_SOURCES),
     output:
         report(
             "results/figures/error_rates.png",
@@ -72,7 +71,7 @@ rule cv_components_figure:
             dataset=wildcards.dataset,
             method=MIXTURE_METHODS,
         ),
-        code=src("pipeline/reporting/figures.py", "pipeline/stages/report.py"),
+        code=src(*REPORT_SOURCES),
     output:
         report(
             "results/figures/cv_components_{dataset}.png",
@@ -96,8 +95,7 @@ rule cv_components_figure:
 rule probability_tables:
     input:
         evaluations=evaluation_files(),
-        code=src("pipeline/reporting/probabilities.py", "pipeline/reporting/tables.py", "pipeline/reporting/figures.py",
-                 "pipeline/evaluation/probabilities.py", "pipeline/stages/report.py"),
+        code=src(*REPORT_SOURCES),
     output:
         log_loss_csv=report(
             "results/tables/log_loss.csv",
@@ -129,8 +127,7 @@ rule reliability_figure:
     input:
         predictions=lambda wildcards: [f"results/predictions/{wildcards.dataset}/{m}.parquet"
                                        for m in probability_methods(wildcards.dataset)],
-        code=src("pipeline/reporting/probabilities.py", "pipeline/reporting/tables.py", "pipeline/reporting/figures.py",
-                 "pipeline/evaluation/probabilities.py", "pipeline/stages/report.py"),
+        code=src(*REPORT_SOURCES),
     output:
         report(
             "results/figures/reliability_{dataset}.png",

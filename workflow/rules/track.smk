@@ -14,7 +14,7 @@ rule track:
         predictions=lambda wc: [f"results/predictions/{wc.dataset}/{m}.parquet" for m in dataset_methods(wc.dataset)],
         incremental=lambda wc: dataset_incremental_files(wc.dataset),
         hmac=lambda wc: dataset_hmac_files(wc.dataset),
-        code=src("pipeline/stages/track.py", "pipeline/tracking.py", "datasets/_artifacts.py"),
+        code=src(*module_sources("hlm.pipeline.jobs", "hlm.pipeline.stages.track")),
     output:
         "results/tracking/{dataset}.json",
     params:

@@ -343,6 +343,10 @@ def fit_classes(y, n: int, rows: str = "objects", min_classes: int = 2) -> tuple
         raise DataError(f"fit: y has {bad.size} missing (NaN) labels, first at position {bad[0]}")
     if y.dtype == object:
         _check_label_types(y)
+    if y.dtype.kind == "f" and not np.array_equal(y, np.round(y)):  # a regression target, not classes
+        value = y[np.flatnonzero(y != np.round(y))[0]].item()
+        raise DataError(f"fit: Unknown label type: continuous (y holds {value!r}); give class labels: integers "
+                        "or strings")
     try:
         classes, y_idx = np.unique(y, return_inverse=True)
     except TypeError as exc:  # labels that cannot be ordered
@@ -371,6 +375,8 @@ def _check_label_types(y: np.ndarray) -> None:
 
 
 def _numeric_matrix(D, what: str) -> np.ndarray:
+    if np.asarray(D).dtype.kind == "c":  # float64 would silently drop the imaginary parts
+        raise DataError(f"{what}: Complex data not supported; distances, similarities and features are real")
     try:
         D = np.asarray(D, dtype=np.float64)
     except (TypeError, ValueError) as exc:

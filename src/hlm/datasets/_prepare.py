@@ -49,7 +49,6 @@ from hlm.datasets._validation import (
 )
 from hlm.distances._conversions import similarity_to_distance, symmetrize
 from hlm.distances._registry import get_distance
-from hlm.distances._vdm import category_codes
 from hlm.errors import DataError
 
 VDM_Q = 2  # variant matching the UW Voting file best (data/README.md)
@@ -520,6 +519,20 @@ def _missing_rows(X: np.ndarray, columns: list[str], spec: DatasetSpec, at) -> n
     if not keep.any():
         raise DataError(f"{w}: every object has a missing feature value (missing: {spec.missing} leaves none)")
     return keep
+
+
+def category_codes(records) -> tuple[np.ndarray, list[list[str]]]:
+    """Categorical records (N x F, strings; a missing value already mapped to a value of its own) as
+    int64 codes 0..k_f-1 per feature (values in sorted order), and each feature's values by code."""
+    records = np.asarray(records)
+    if records.ndim != 2:
+        raise DataError(f"records must be a 2-D array (got shape {records.shape})")
+    codes = np.empty(records.shape, dtype=np.int64)
+    values = []
+    for f in range(records.shape[1]):
+        names, codes[:, f] = np.unique(records[:, f].astype(str), return_inverse=True)
+        values.append(names.tolist())
+    return codes, values
 
 
 def _categories(frame: pd.DataFrame, na_value: str | None, w: str) -> np.ndarray:

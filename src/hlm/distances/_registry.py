@@ -105,11 +105,16 @@ class Distance:
         Raises
         ------
         DataError
-            For a distance that uses the class labels (``function`` None: the VDM).
+            For a distance that uses the class labels (``function`` None: the VDM), or an option the distance
+            does not take.
         """
         if self.function is None:
             raise DataError(f"distance {self.name!r} uses the class labels: it is built per fit set "
                             "(hlm.distances.VDMDistances), not between objects alone")
+        unknown = sorted(set(options or {}) - set(self.options))
+        if unknown:
+            takes = f"its options: {', '.join(self.options)}" if self.options else "it takes none"
+            raise DataError(f"distance {self.name!r} has no option {unknown[0]!r} ({takes})")
         return _load(self.function)(rows, cols, **dict(self.fixed), **(options or {}))
 
     def full(self, X) -> np.ndarray:

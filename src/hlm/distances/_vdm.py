@@ -4,8 +4,8 @@
 University of Washington Voting file; the Stanfill-Waltz weight w_f(a) = sqrt(sum_c P(c | x_f = a)^2) of the
 first record's value is optional and makes D asymmetric). Computed on all objects it would let test labels
 shape the distances of a later train/test split (as the UW Voting file does), so the pipeline stores
-categorical records as codes (:func:`category_codes`) and builds the VDM per fit set from its labels only
-(beyond-the-paper spec, section 4).
+categorical records as codes (``hlm.datasets._prepare.category_codes``) and builds the VDM per fit set from
+its labels only (beyond-the-paper spec, section 4).
 
 House Votes' value difference metric (VDM; Stanfill & Waltz 1986, Cost & Salzberg 1993),
 
@@ -101,20 +101,6 @@ def _codes(column: np.ndarray) -> tuple[np.ndarray, int]:
     """Integer codes 0..k-1 of the values of one categorical column."""
     _, codes = np.unique(column.astype(str), return_inverse=True)
     return codes.ravel(), int(codes.max()) + 1
-
-
-def category_codes(records) -> tuple[np.ndarray, list[list[str]]]:
-    """Categorical records (N x F, strings; a missing value already mapped to a value of its own) as
-    int64 codes 0..k_f-1 per feature (values in sorted order), and each feature's values by code."""
-    records = np.asarray(records)
-    if records.ndim != 2:
-        raise DataError(f"records must be a 2-D array (got shape {records.shape})")
-    codes = np.empty(records.shape, dtype=np.int64)
-    values = []
-    for f in range(records.shape[1]):
-        names, codes[:, f] = np.unique(records[:, f].astype(str), return_inverse=True)
-        values.append(names.tolist())
-    return codes, values
 
 
 def _missing(records: np.ndarray) -> np.ndarray:

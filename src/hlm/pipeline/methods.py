@@ -5,20 +5,15 @@ simplest first) and the fixed hyper-parameters that make it (e.g. its clustering
 the estimator's own defaults apply to every other hyper-parameter. The config's
 ``method_params.<id>`` only overrides them (:meth:`MethodSpec.grid`, :meth:`MethodSpec.make`).
 
-``method_sources`` lists the files (relative to ``src/hlm``) whose edit must
-rerun that method's jobs; the workflow declares them as rule inputs. They are
-found from the imports of the evaluation stage and of the method's estimator
-module (``hlm.pipeline.sources``), less the files the method imports but never runs.
+``hlm.pipeline.sources.method_sources`` lists the files (relative to ``src/hlm``) whose edit must rerun
+a method's jobs; the workflow declares them as rule inputs. They are found from the imports of the evaluation
+stage and of the method's estimator module, less the files the method imports but never runs (``not_run``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
-
-#: What an evaluation job runs besides its method's estimator module: the job script's imports
-#: (workflow/scripts/evaluate.py) and the evaluation stage.
-STAGE_MODULES = ("hlm.pipeline.jobs", "hlm.pipeline.provenance", "hlm.pipeline.stages.evaluate")
 
 #: Imported by the stage for the similarity methods only (s = 1/d of distance-only data, spec 4.2).
 _SIMILARITY_ONLY = ("distances/_reciprocal.py", "distances/_conversions.py")
@@ -72,14 +67,6 @@ class MethodSpec:
     def final_fixed(self) -> dict:
         """Hyper-parameters set for the final fit only, not in the CV: Platt scaling's ``probability``."""
         return {"probability": True} if self.probabilities == "platt" else {}
-
-    @property
-    def modules(self) -> tuple[str, ...]:
-        """The modules that define its estimator (and the classifier it wraps): a family's public name
-        (``hlm.neighbors:KNNClassifier``) resolved to its private module (``hlm.neighbors._knn``)."""
-        from hlm.pipeline.sources import defining_module
-
-        return tuple(defining_module(*e.split(":")) for e in (self.estimator, self.wraps) if e)
 
     def grid(self, grid_config: dict | None) -> list[dict]:
         """The CV grid (config overrides the default), listed simplest first."""
@@ -400,12 +387,3 @@ METHODS.update(
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"
-
-
-def method_sources(method_id: str) -> list[str]:
-    """The source files (relative to src/hlm) a method's jobs depend on: everything the evaluation
-    stage and the method's estimator module import (``hlm.pipeline.sources.module_sources``), less its ``not_run``."""
-    from hlm.pipeline.sources import run_sources
-
-    spec = METHODS[method_id]
-    return run_sources(f"method {method_id!r}", (*STAGE_MODULES, *spec.modules), spec.not_run)

@@ -1,7 +1,8 @@
 """Which source files a pipeline job depends on: the hlm modules its code imports.
 
 The workflow declares these files as rule inputs, so editing one reruns exactly
-the jobs whose code can reach it. They are found by reading the sources (every
+the jobs whose code can reach it. No job imports this module: its functions run
+when the Snakefile is parsed. The files are found by reading the sources (every
 ``import hlm...`` / ``from hlm... import``, at module level or inside a
 function, followed recursively), not by importing anything, so the Snakefile
 stays fast to parse. The packages on the way count too, with what they import.
@@ -48,6 +49,41 @@ def run_sources(what: str, modules: tuple[str, ...], not_run: tuple[str, ...] = 
     return [f for f in imported if f not in not_run]
 
 
+#: the table of distances (hlm.distances): an input only of the jobs that compute a distance of it
+DISTANCE_TABLE = "distances/_registry.py"
+
+#: What an evaluation job runs besides its method's estimator module: the job script's imports
+#: (workflow/scripts/evaluate.py) and the evaluation stage.
+STAGE_MODULES = ("hlm.pipeline.jobs", "hlm.pipeline.provenance", "hlm.pipeline.stages.evaluate")
+
+
+def estimator_modules(method) -> tuple[str, ...]:
+    """The modules that define a method's estimator and the classifier it wraps (``method``: its
+    ``MethodSpec``): a family's public name (``hlm.neighbors:KNNClassifier``) resolved to its private module
+    (``hlm.neighbors._knn``)."""
+    return tuple(defining_module(*e.split(":")) for e in (method.estimator, method.wraps) if e)
+
+
+def method_sources(method) -> list[str]:
+    """The source files a method's jobs depend on (``method``: its ``MethodSpec``): everything the evaluation
+    stage and its estimator's modules import, less its ``not_run``."""
+    return run_sources(f"method {method.id!r}", (*STAGE_MODULES, *estimator_modules(method)), method.not_run)
+
+
+def incremental_sources(scheme: str) -> list[str]:
+    """The source files an incremental scheme's jobs depend on (as ``method_sources``); the online KDE schemes
+    add their learner's, which the job imports by name."""
+    from hlm.pipeline.incremental import INCREMENTAL_MODULES, INCREMENTAL_NOT_RUN, ONLINE_KDE_LEARNER, VECTOR_SCHEMES
+
+    extra = (ONLINE_KDE_LEARNER,) if scheme in VECTOR_SCHEMES else ()
+    return run_sources("the incremental jobs", (*INCREMENTAL_MODULES, *extra), INCREMENTAL_NOT_RUN)
+
+
+def incremental_report_sources() -> list[str]:
+    """The source files of the incremental report (figure and table), with the paper's numbers."""
+    return [*module_sources("hlm.pipeline.jobs", "hlm.pipeline.incremental.report"), "pipeline/incremental/paper.yaml"]
+
+
 def defining_module(module: str, name: str) -> str:
     """The module that defines ``module.name``: for a family's public name, the private module its package's
     ``_EXPORTS`` names; else ``module`` itself."""
@@ -57,8 +93,10 @@ def defining_module(module: str, name: str) -> str:
 def protocol_sources(protocol, methods: dict) -> list[str]:
     """The source files a protocol's jobs depend on (``protocol``: its ``ProtocolSpec``; ``methods``: the method
     table): what the job script and its run module import, and the estimators of its methods; not its table."""
-    estimators = [m for method in protocol.methods for m in methods[method].modules]
-    return run_sources(f"the {protocol.id} protocol", (*protocol.job_modules, *estimators))
+    estimators = [m for method in protocol.methods for m in estimator_modules(methods[method])]
+    # the protocols read feature vectors, never a distance of the table (which the data set readers import)
+    return run_sources(f"the {protocol.id} protocol", (*protocol.job_modules, *estimators),
+                       (DISTANCE_TABLE, *protocol.entry_files))
 
 
 def protocol_table_sources(protocol) -> list[str]:

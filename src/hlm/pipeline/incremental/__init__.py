@@ -5,7 +5,7 @@ Scheme II, retraining; :mod:`hlm.local_mapping.incremental`) on every data set, 
 classifiers (oKDE, odKDE; :mod:`hlm.kde`) on those of kind vectors. Each job runs the rounds of one scheme on
 every split of one data set (``run``); ``report`` draws the paper's Figure 1 and Table 5 (``paper.yaml``).
 Unlike the papers' protocols (:mod:`hlm.pipeline.protocols`), its jobs read the distance matrices and run
-per (data set, scheme).
+per (data set, scheme). Their code inputs: ``hlm.pipeline.sources.incremental_sources``.
 """
 
 from __future__ import annotations
@@ -42,19 +42,3 @@ ONLINE_KDE_LEARNER = "hlm.kde._learner"
 def scheme_applies(scheme: str, dataset_kind: str) -> bool:
     """The online KDE schemes need feature vectors; the HLM schemes run on any data set."""
     return scheme not in VECTOR_SCHEMES or dataset_kind == "vectors"
-
-
-def incremental_sources(scheme: str) -> list[str]:
-    """The source files an incremental scheme's jobs depend on (as ``method_sources``); the online KDE schemes
-    add their learner's."""
-    from hlm.pipeline.sources import run_sources
-
-    extra = (ONLINE_KDE_LEARNER,) if scheme in VECTOR_SCHEMES else ()
-    return run_sources("the incremental jobs", (*INCREMENTAL_MODULES, *extra), INCREMENTAL_NOT_RUN)
-
-
-def report_sources() -> list[str]:
-    """The source files of the incremental report (figure and table), with the paper's numbers."""
-    from hlm.pipeline.sources import module_sources
-
-    return [*module_sources("hlm.pipeline.incremental.report"), "pipeline/incremental/paper.yaml"]

@@ -12,7 +12,9 @@ class ProtocolSpec:
     The protocol's package (``hlm.pipeline.protocols.<id>``) holds this entry (``PROTOCOL``), ``run.py``
     (``run``: the job on one data set), ``table.py`` (``table``: the table over the data sets; a module of
     its own, so that editing a table reruns no protocol job) and, where the paper has numbers to compare
-    with, ``paper.yaml``. Its config section is ``<id>`` (src/hlm/pipeline/config.schema.yaml).
+    with, ``paper.yaml``. Its config section is ``<id>`` (src/hlm/pipeline/config.schema.yaml). The entry is
+    not a code input of the job: its label and captions change no result, and what does (its settings, its
+    methods, its data sets) reaches the rules as params, code inputs and jobs.
     """
 
     #: the package, the config section, results/<id>/{dataset}.parquet and results/tables/<id>.{csv,md}
@@ -21,6 +23,9 @@ class ProtocolSpec:
     rule: str
     #: the report's category
     label: str
+    #: the end of the one-line error for a data set of another kind in its section (config: field
+    #: '<id>.datasets': X not of kind vectors; <refusal>)
+    refusal: str
     #: the caption of its table in the HTML report (workflow/report/protocol_table.rst)
     table_caption: str
     #: the kinds of data set it reads (its feature vectors, from the registry entry: no distance matrix)
@@ -29,8 +34,9 @@ class ProtocolSpec:
     paper_datasets: tuple[str, ...] | None = None
     #: the top-level config settings the job reads besides its section (seed, cv_folds, ...)
     settings: tuple[str, ...] = ("seed",)
-    #: the caption of results/figures/<id>_{dataset}.png, drawn by the job; None: no figure
-    figure: str | None = None
+    #: the job also draws results/figures/<id>_{dataset}.png; its caption is the package's ``figure.rst`` (a file,
+    #: not a job's input: editing it reruns no job)
+    figure: bool = False
     #: the job's threads: "one"; "job" (``threads_per_job`` worker processes); "dask" (a local Dask
     #: cluster of ``threads_per_job`` workers when the section sets ``parallel`` without a ``scheduler``)
     threads: str = "one"
@@ -49,6 +55,12 @@ class ProtocolSpec:
     @property
     def table_module(self) -> str:
         return f"{self.package}.table"
+
+    @property
+    def entry_files(self) -> tuple[str, ...]:
+        """The table's files the job imports without running them: the entry, the table of protocols, the spec."""
+        return (f"pipeline/protocols/{self.id}/__init__.py", "pipeline/protocols/__init__.py",
+                "pipeline/protocols/spec.py")
 
     @property
     def job_modules(self) -> tuple[str, ...]:

@@ -12,13 +12,11 @@ PROTOCOL = ProtocolSpec(
     id="hmac",
     rule="hmac",
     label="HMAC",
+    refusal="HMAC clusters feature vectors",
     table_caption="HMAC's clusters at every bandwidth level, per data set, with the largest cluster and the time "
                   "of all levels.",
     paper_datasets=None,  # every vector data set of the run
     settings=(),
-    figure="HMAC (dissertation chapters 4.2 and 5) on one data set: left, the cluster tree over the bandwidth "
-           "levels (a node per cluster and level, its area the cluster's size); right, the points in their "
-           "first two principal components coloured by the clusters of the level whose number of clusters is "
-           "nearest the number of classes, the modes as crosses.",
+    figure=True,  # its caption: figure.rst
     threads="dask",
 )

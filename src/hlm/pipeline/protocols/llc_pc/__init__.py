@@ -10,6 +10,7 @@ PROTOCOL = ProtocolSpec(
     id="llc_pc",
     rule="llc_pc",
     label="LLC-PC",
+    refusal="the LLC-PC protocol needs feature vectors",
     table_caption="The LLC-PC paper's protocol (Chen, Lu and Boedihardjo, Table 2): LLC-PC's best accuracy over the "
                   "total number of subclasses and with K chosen by CV, for Greedy-MPE and k-means subclasses, "
                   "beside that paper's numbers.",

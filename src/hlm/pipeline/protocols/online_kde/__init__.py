@@ -10,6 +10,7 @@ PROTOCOL = ProtocolSpec(
     id="online_kde",
     rule="online_kde",
     label="Online KDE",
+    refusal="the online KDE protocol needs feature vectors",
     table_caption="The odKDE paper's protocol (Kristan and Leonardis, Table 1): accuracy and components per class "
                   "of odKDE, oKDE, the batch KDE and the SVM over folds and orderings, beside that paper's numbers.",
     paper_datasets=("iris", "wine", "pima", "letter"),  # the paper's Table 1

@@ -12,12 +12,11 @@ PROTOCOL = ProtocolSpec(
     id="subspace_gmm",
     rule="subspace_gmm_grid",
     label="Subspace-constrained GMM",
+    refusal="the subspace GMM protocol needs feature vectors",
     table_caption="Chapter 4's grid: test error (%) of GMM-MPCA, -MEAN, -SEP, MDA-RR and MDA-DR-MPCA(-MEAN) at "
                   "every (components per class, discriminant dimension d), mean, sd and SE over the partitions, "
                   "with the dissertation's Tables 4.1(b) and 4.2(a) beside (column paper).",
     paper_datasets=("waveform", "sonar", "satellite"),  # the dissertation's Tables 4.1-4.3, those we have
-    figure="Test objects (by class) and component means (crosses) in the 2-D discriminant subspace learned by "
-           "GMM-MPCA and GMM-MPCA-MEAN (3 components per class, d = 2) on the first partition of chapter 4's "
-           "protocol.",
+    figure=True,  # its caption: figure.rst
     threads="job",
 )

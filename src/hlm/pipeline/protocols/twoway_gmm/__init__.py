@@ -11,6 +11,7 @@ PROTOCOL = ProtocolSpec(
     id="twoway_gmm",
     rule="twoway_gmm_grid",
     label="Two-way GMM",
+    refusal="the two-way GMM protocol needs feature vectors",
     table_caption="The two-way GMM's grid (dissertation Tables 2.1-2.3): test error at every (components per "
                   "class, variable clusters) beside MDA at the same number of components.",
     # the chapter's data sets are not public: stand-ins (spec section 9)
