@@ -38,9 +38,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-no-avx512
 
-# The suite without the workflow tests and scikit-learn's API checks (the numerical code), on the other CPU dispatch.
+# The numerical code's tests (not the workflow, scikit-learn's API checks or the pipeline's plumbing), on the other
+# CPU dispatch.
 test-no-avx512: $(STAMP)
-	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks"
+	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks and not plumbing"
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

@@ -7,6 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+#: the pipeline's plumbing, no numerical code: run once, not again on the other CPU dispatch (Makefile)
+pytestmark = pytest.mark.plumbing
+
 HLM = [sys.executable, "-m", "hlm.cli"]
 
 

@@ -23,6 +23,9 @@ from hlm.pipeline.sources import (
 )
 from hlm.pipeline.sources import method_sources as _method_sources
 
+#: the pipeline's plumbing, no numerical code: run once, not again on the other CPU dispatch (Makefile)
+pytestmark = pytest.mark.plumbing
+
 
 def method_sources(method_id: str) -> list[str]:
     return _method_sources(METHODS[method_id])

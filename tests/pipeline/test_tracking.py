@@ -15,6 +15,9 @@ from hlm.datasets._artifacts import write_frame
 from hlm.errors import ConfigError
 from hlm.pipeline import tracking
 
+#: the pipeline's plumbing, no numerical code: run once, not again on the other CPU dispatch (Makefile)
+pytestmark = pytest.mark.plumbing
+
 N = 5
 TAGS = {"rule": "track", "wildcards": {"dataset": "ds1", "method": "knn"}, "config_hash": "abc123def456",
         "git_commit": "unknown"}
