@@ -31,16 +31,64 @@ def method_sources(method_id: str) -> list[str]:
     return _method_sources(METHODS[method_id])
 
 
+#: a server that has imported the third-party libraries but nothing of hlm, and forks a child per request
+#: (one line of JSON: the modules to import) that answers with the hlm files it then has loaded: each answer is
+#: that of a fresh interpreter, without paying numpy's, scipy's and scikit-learn's imports every time
+_SERVER = r"""
+import json, os, sys
+import numpy, pandas, scipy.optimize, scipy.special, scipy.stats, sklearn.base, sklearn.model_selection
+for line in sys.stdin:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        import importlib
+        for m in json.loads(line):
+            importlib.import_module(m)
+        files = sorted(getattr(v, "__file__", None) or "" for n, v in sys.modules.items()
+                       if n == "hlm" or n.startswith("hlm."))
+        os.write(write, json.dumps(files).encode())
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 16):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    print(b"".join(chunks).decode(), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def _server():
+    import os
+
+    # one BLAS thread: no thread pool exists when the server forks
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=env)
+    yield proc
+    proc.stdin.close()
+    proc.wait()
+
+
+_PROC = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _runtime(_server):
+    _PROC["server"] = _server
+    yield
+    _PROC.clear()
+
+
 def _runtime_modules(*modules: str) -> set[str]:
-    """The hlm source files a fresh interpreter has loaded after importing ``modules``."""
-    code = (
-        "import importlib, json, sys\n"
-        f"for m in {list(modules)!r}: importlib.import_module(m)\n"
-        "print(json.dumps(sorted(getattr(m, '__file__', None) or '' for n, m in sys.modules.items()"
-        " if n == 'hlm' or n.startswith('hlm.'))))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    files = {f for f in json.loads(out) if f}
+    """The hlm source files a fresh interpreter has loaded after importing ``modules`` (a forked child of a
+    server with no hlm module loaded)."""
+    server = _PROC["server"]
+    server.stdin.write(json.dumps(list(modules)) + "\n")
+    server.stdin.flush()
+    files = {f for f in json.loads(server.stdout.readline()) if f}
     return {str(Path(f).resolve().relative_to(PACKAGE_DIR)) for f in files}
 
 
