@@ -304,6 +304,16 @@ S_THREE = np.array(
 Y_THREE = np.array(["a", "a", "b", "b", "c", "c"])
 # every class's centroid candidates tie (column sums 1.5): broken by the larger psi(x, v): mu = (0, 2, 5)
 S_TE_THREE = np.array([[0.9, 0.3, 0.6, 0.2, 0.1, 0.7]])
+U_THREE = (1 + np.sqrt(13)) / 2  # u of c = 3/4 on {0, 1/2, 1}; c = 1/4 has 1/u
+Z_THREE = 1 + U_THREE + U_THREE**2
+
+
+def three_point_pmf(c, t):
+    """gamma e^(lambda t) on Omega = {0, 1/2, 1} for the constraints of the hand examples, by hand: c = 3/4 gives
+    u^(2t) / Z, c = 1/4 gives u^(2 - 2t) / Z (Z(-lambda) = Z / u^2), c = 1/2 the uniform 1/3 (lambda = 0)."""
+    if c == 0.5:
+        return 1 / 3 + 0 * np.asarray(t, dtype=float)
+    return U_THREE ** (2 * np.asarray(t) if c == 0.75 else 2 - 2 * np.asarray(t)) / Z_THREE
 
 
 def test_three_class_hand_example_on_a_three_point_support():
@@ -312,8 +322,7 @@ def test_three_class_hand_example_on_a_three_point_support():
     (2 of 6 each), score_g = log(1/3) + L * (1.6, 1.0, 1.2)_g - 3 log Z(3/4): a wins."""
     m = LocalSDA(n_neighbors=6).fit(S_THREE, Y_THREE)
     np.testing.assert_array_equal(m.support_.omega, [0.0, 0.5, 1.0])
-    u = (1 + np.sqrt(13)) / 2
-    L, log_z = 2 * np.log(u), np.log(1 + u + u * u)
+    L, log_z = 2 * np.log(U_THREE), np.log(Z_THREE)
     scores = np.log(1 / 3) + L * np.array([1.6, 1.0, 1.2]) - 3 * log_z
     expected = np.exp(scores - logsumexp(scores))
     np.testing.assert_allclose(m.predict_proba(S_TE_THREE)[0], expected, rtol=0, atol=1e-9)  # Brent's xtol

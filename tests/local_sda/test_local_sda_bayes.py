@@ -13,7 +13,7 @@ import pytest
 from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from test_local_sda import check_bad_input
+from test_local_sda import S_TE_THREE, S_THREE, Y_THREE, check_bad_input
 
 from hlm.errors import ConfigError
 from hlm.local_sda._bayes import (
@@ -246,6 +246,30 @@ def test_pairwise_histograms_equal_a_brute_force_count():
     np.testing.assert_array_equal(hist[0, 1, 1], [0, 0, 0, 1])
     # x's own similarities to N_0 = .9, .8, .6 -> bin 3, 3, 2 (edges .1, .35, .75); to N_1 = .7 -> bin 2
     np.testing.assert_array_equal(stat[0], [[0, 0, 1, 2], [0, 0, 1, 0]])
+
+
+def test_three_class_hand_example_with_a_given_prior():
+    """S_THREE of tests/test_local_sda.py, k = 6, alpha_gh = (1/2, 1, 2) on the bins {0}, {1/2}, {1} for every
+    pair; theta = (alpha + m) / (alpha_0 + sum m) of eq. (5), the histograms counted by hand.
+
+    Centroid statistic (mu = 0, 2, 5; 2 counts): m_gg = (0, 1, 1), m_gh = (1, 1, 0) off the diagonal, so theta_gg =
+    (.5, 2, 3) / 5.5 and theta_gh = (1.5, 2, 2) / 5.5. psi(x, mu) = (0.9, 0.6, 0.7) falls in bins (2, 1, 1):
+    a scores 3 * 2 * 2, b and c 2 * 2 * 2 (/ 5.5^3): posteriors (3/7, 2/7, 2/7).
+
+    Pairwise statistic (4 counts): S[N_g, N_g] = (1, .5, .5, 1), m = (0, 2, 2); S[N_a, N_c] = (0, 0, 0, .5) and
+    S[N_c, N_b] = (.5, 0, 0, 0), m = (3, 1, 0); every other pair (0, .5, .5, 0) or (.5, 0, 0, .5), m = (2, 2, 0).
+    theta = (.5, 3, 4), (3.5, 2, 2), (2.5, 3, 2) / 7.5. The bins of x's similarities: (2, 1) on N_a, (1, 0) on N_b,
+    (0, 1) on N_c; eq. (7) averages theta over them: a scores 3.5 * 2.75 * 2.75, b 2.5 * 1.75 * 2.75 and c
+    2.5 * 2.75 * 1.75 (/ 7.5^3)."""
+    alpha = np.broadcast_to([0.5, 1.0, 2.0], (3, 3, 3)).copy()
+    want = {BayesianLocalSDA: np.array([3, 2, 2]) / 7,
+            PairwiseBayesianLocalSDA: np.array([3.5 * 2.75**2, 2.5 * 1.75 * 2.75, 2.5 * 2.75 * 1.75])}
+    for cls, expected in want.items():
+        est = cls(n_neighbors=6).fit(S_THREE, Y_THREE)
+        np.testing.assert_array_equal(est.bins_.centres, [0.0, 0.5, 1.0])
+        est.alpha_ = alpha
+        np.testing.assert_allclose(est.predict_proba(S_TE_THREE)[0], expected / expected.sum(), rtol=1e-14)
+        assert est.predict(S_TE_THREE)[0] == "a"
 
 
 def test_histograms_of_an_asymmetric_matrix_follow_the_formulas():

@@ -12,11 +12,15 @@ from test_local_sda import (
     S_HAND,
     S_TE_DEG,
     S_TE_HAND,
+    S_TE_THREE,
+    S_THREE,
     STYLES,
     ULPS,
     Y_DEG,
     Y_HAND,
+    Y_THREE,
     _bits_equal,
+    three_point_pmf,
     _blob_similarity,
     _random_problem,
     assert_solves_moment_constraint,
@@ -105,6 +109,29 @@ def test_hand_example_constraints_marginals_and_decision():
     g = PairwiseLocalSDA(n_neighbors=5, prior="global").fit(S_HAND, Y_HAND)
     expected_g = _hand_scores(0.5, 0.5)
     assert expected_g[1] - expected_g[0] > 0.3 and g.predict(S_TE_HAND)[0] == "b"
+
+
+def test_three_class_hand_example_on_a_three_point_support():
+    """S_THREE of tests/test_local_sda.py, k = 6: N_a = (0, 1), N_b = (2, 3), N_c = (4, 5). The pairs of eq. (8),
+    counted by hand (4 per class pair, self-pairs included): c_gg = (1 + .5 + .5 + 1) / 4 = 3/4; c_ac =
+    (0 + 0 + 0 + .5) / 4 = 1/8 and c_cb = (.5 + 0 + 0 + 0) / 4 = 1/8; every other c_gh = 1/4. On {0, 1/2, 1},
+    c = 1/8 solves 7 u^2 + 3 u - 1 = 0, u = (sqrt 37 - 3) / 14. Eq. (7): the mean over N_h of the pmf at
+    psi(x, z): (0.9, 0.3) on N_a, (0.6, 0.2) on N_b, (0.1, 0.7) on N_c."""
+    u8 = (np.sqrt(37) - 3) / 14
+
+    def pmf(c, t):
+        return u8 ** (2 * np.asarray(t)) / (1 + u8 + u8**2) if c == 0.125 else three_point_pmf(c, t)
+
+    C = np.array([[3 / 4, 1 / 4, 1 / 8], [1 / 4, 3 / 4, 1 / 4], [1 / 4, 1 / 8, 3 / 4]])
+    T = ([0.9, 0.3], [0.6, 0.2], [0.1, 0.7])
+    scores = np.array([math.log(1 / 3) + sum(math.log(np.mean(pmf(C[g, h], T[h]))) for h in range(3))
+                       for g in range(3)])
+    m = PairwiseLocalSDA(n_neighbors=6).fit(S_THREE, Y_THREE)
+    np.testing.assert_array_equal(m.support_.omega, [0.0, 0.5, 1.0])
+    expected = np.exp(scores - np.logaddexp.reduce(scores))
+    np.testing.assert_allclose(m.predict_proba(S_TE_THREE)[0], expected, rtol=0, atol=1e-9)  # Brent's xtol
+    assert expected[0] > expected[1] + 0.2 > expected[2] + 0.2  # a (0.50), b (0.27), c (0.23)
+    assert m.predict(S_TE_THREE)[0] == "a" and m.n_degenerate_ == 0
 
 
 def test_constraints_and_marginal_equal_brute_force_on_a_neighbourhood():

@@ -11,10 +11,13 @@ from test_local_sda import (
     S_DEG,
     S_HAND,
     S_TE_DEG,
+    S_TE_THREE,
+    S_THREE,
     STYLES,
     ULPS,
     Y_DEG,
     Y_HAND,
+    Y_THREE,
     _bits_equal,
     _blob_similarity,
     _fit_row_fast,
@@ -23,6 +26,7 @@ from test_local_sda import (
     assert_solves_moment_constraint,
     blob_accuracy_floor,
     check_bad_input,
+    three_point_pmf,
 )
 
 import oracles.local_sda_regularized_reference as ref
@@ -126,6 +130,44 @@ def test_pave_on_a_two_point_support_is_the_mean_constraint():
         # lambda to Brent's tolerance: |d p / d lambda| = c (1 - c) <= 1/4
         np.testing.assert_allclose(pave[..., 1], expected, rtol=0, atol=1e-9)
         np.testing.assert_allclose(pave[..., 0], 1 - expected, rtol=0, atol=1e-9)
+
+
+# The leave-one-out models of S_THREE at k = 5 (each object's neighbourhood: the five others), by hand. Object 0:
+# N = (1, 3, 2, 4, 5), N_a = (1,); mu = (1, 3, 4) (b's and c's candidates tie at 1.5: the larger S[0, v] takes 3,
+# the lower index 4); c_aa = S[1, 1] = 1, c_ab = S[1, 3] = 0, c_ac = S[1, 4] = 0, c_ba = (S[3, 1] + S[2, 1]) / 2 =
+# 1/4, ... The c_gh of objects 0..5 for each pair (g, h):
+OMEGA3 = np.array([0.0, 0.5, 1.0])
+C_LOO_THREE = {
+    (0, 0): [1, 1, .75, .75, .75, .75], (0, 1): [0, 0, .25, .25, .25, .25], (0, 2): [0, 0, 0, .25, .25, 0],
+    (1, 0): [.25, .25, 0, 0, .25, .25], (1, 1): [.75, .75, 1, 1, .75, .75], (1, 2): [.25, .25, 0, 0, .25, .25],
+    (2, 0): [.25, .25, .25, .25, .5, 0], (2, 1): [0, .25, 0, .25, 0, .5], (2, 2): [.75, .75, .75, .75, 1, 1],
+}
+
+
+def _three_point_local_pmf(c):
+    """The local pmf on {0, 1/2, 1} of a leave-one-out constraint: a point mass at a boundary c."""
+    return np.array([1.0, 0, 0]) if c == 0 else np.array([0, 0, 1.0]) if c == 1 else three_point_pmf(c, OMEGA3)
+
+
+def test_three_class_hand_example_on_a_three_point_support():
+    """P_ave of S_THREE (k = 6; the leave-one-out models take the 5 others) is the mean of the hand-counted
+    local pmfs above; every neighbourhood holds the three classes. The test row's model is local SDA's hand
+    example (tests/test_local_sda.py: c = 3/4 on the diagonal, 1/4 off it, t = (0.9, 0.6, 0.7)); P_ave is read
+    at the nearest points of Omega, (1, 1/2, 1/2), the local pmf at t itself."""
+    est = RegularizedLocalSDA(n_neighbors=6, zeta=0.3).fit(S_THREE, Y_THREE)
+    np.testing.assert_array_equal(est.support_.omega, OMEGA3)
+    pave = np.array([[np.mean([_three_point_local_pmf(c) for c in C_LOO_THREE[g, h]], axis=0) for h in range(3)]
+                     for g in range(3)])
+    np.testing.assert_allclose(est.average_pmfs(), pave, rtol=0, atol=1e-9)  # lambda to Brent's tolerance
+    t, j = np.array([0.9, 0.6, 0.7]), [2, 1, 1]
+    for zeta in (0.0, 0.3, 1.0):
+        local = np.array([[three_point_pmf(0.75 if g == h else 0.25, t[h]) for h in range(3)] for g in range(3)])
+        scores = np.log(1 / 3) + np.log((1 - zeta) * local + zeta * pave[:, range(3), j]).sum(axis=1)
+        expected = np.exp(scores - np.logaddexp.reduce(scores))
+        est = RegularizedLocalSDA(n_neighbors=6, zeta=zeta).fit(S_THREE, Y_THREE)
+        got = est.predict_proba(S_TE_THREE)[0]
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+        assert est.predict(S_TE_THREE)[0] == "a" and est.n_degenerate_ == 0
 
 
 def test_log_pave_is_computed_in_the_log_domain():
