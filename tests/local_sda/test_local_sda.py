@@ -311,9 +311,12 @@ Z_THREE = 1 + U_THREE + U_THREE**2
 def three_point_pmf(c, t):
     """gamma e^(lambda t) on Omega = {0, 1/2, 1} for the constraints of the hand examples, by hand: c = 3/4 gives
     u^(2t) / Z, c = 1/4 gives u^(2 - 2t) / Z (Z(-lambda) = Z / u^2), c = 1/2 the uniform 1/3 (lambda = 0)."""
+    t = np.asarray(t, dtype=float)
     if c == 0.5:
-        return 1 / 3 + 0 * np.asarray(t, dtype=float)
-    return U_THREE ** (2 * np.asarray(t) if c == 0.75 else 2 - 2 * np.asarray(t)) / Z_THREE
+        return np.full_like(t, 1 / 3)
+    if c not in (0.25, 0.75):
+        raise ValueError(f"no hand-made pmf for c = {c}")
+    return U_THREE ** (2 * t if c == 0.75 else 2 - 2 * t) / Z_THREE
 
 
 def test_three_class_hand_example_on_a_three_point_support():

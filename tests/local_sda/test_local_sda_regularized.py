@@ -152,7 +152,7 @@ def _three_point_local_pmf(c):
 def test_three_class_hand_example_on_a_three_point_support():
     """P_ave of S_THREE (k = 6; the leave-one-out models take the 5 others) is the mean of the hand-counted
     local pmfs above; every neighbourhood holds the three classes. The test row's model is local SDA's hand
-    example (tests/test_local_sda.py: c = 3/4 on the diagonal, 1/4 off it, t = (0.9, 0.6, 0.7)); P_ave is read
+    example (tests/local_sda/test_local_sda.py: c = 3/4 on the diagonal, 1/4 off it, t = (0.9, 0.6, 0.7)); P_ave is read
     at the nearest points of Omega, (1, 1/2, 1/2), the local pmf at t itself."""
     est = RegularizedLocalSDA(n_neighbors=6, zeta=0.3).fit(S_THREE, Y_THREE)
     np.testing.assert_array_equal(est.support_.omega, OMEGA3)

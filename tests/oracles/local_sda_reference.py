@@ -6,7 +6,7 @@ with numpy and scipy's ``brentq``: the moment constraint's tilted mean and log
 partition function per support (``support_mean``, ``support_log_z``), the root
 lambda (``solve_lambda``), the local centroids, one row's constraints and
 lambdas (``fit_row``) and its class scores (``log_scores``).
-tests/test_local_sda.py checks that the kernels take the same decisions and
+tests/local_sda/test_local_sda.py checks that the kernels take the same decisions and
 agree with these values to rounding. (They were ``hlm.local_sda._local_sda``'s own
 reference functions; production code never ran them.)
 """

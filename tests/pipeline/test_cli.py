@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-#: the pipeline's plumbing, no numerical code: run once, not again on the other CPU dispatch (Makefile)
+#: the pipeline's plumbing: no numerical result is checked here (hlm check runs DTW, whose values the distance
+#: tests check on both CPU dispatches); run once, not again on the other dispatch (Makefile)
 pytestmark = pytest.mark.plumbing
 
 HLM = [sys.executable, "-m", "hlm.cli"]

@@ -91,7 +91,7 @@ S_TE_HAND = np.array([[0.5, 0.1, 0.1, 0.9, 0.2, 0.0]])
 
 
 def test_local_sda_probabilities_are_the_softmax_of_the_hand_scores():
-    """tests/test_local_sda.py's hand example (Omega = {0, 1}): scores log P(g) + sum_h t_h logit(c_gh)
+    """tests/local_sda/test_local_sda.py's hand example (Omega = {0, 1}): scores log P(g) + sum_h t_h logit(c_gh)
     + log(1 - c_gh); a degenerate row (fallback) and a one-class neighbourhood get 1 for their class."""
     def term(c, t):
         return t * np.log(c / (1 - c)) + np.log(1 - c)

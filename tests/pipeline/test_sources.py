@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -42,12 +43,17 @@ for line in sys.stdin:
     pid = os.fork()
     if pid == 0:
         os.close(read)
-        import importlib
-        for m in json.loads(line):
-            importlib.import_module(m)
-        files = sorted(getattr(v, "__file__", None) or "" for n, v in sys.modules.items()
-                       if n == "hlm" or n.startswith("hlm."))
-        os.write(write, json.dumps(files).encode())
+        os.dup2(2, 1)  # what an import prints goes to stderr: the server's stdout carries the answers only
+        try:
+            import importlib
+            for m in json.loads(line):
+                importlib.import_module(m)
+            answer = {"files": sorted(getattr(v, "__file__", None) or "" for n, v in sys.modules.items()
+                                      if n == "hlm" or n.startswith("hlm."))}
+        except BaseException:
+            import traceback
+            answer = {"error": traceback.format_exc()}
+        os.write(write, json.dumps(answer).encode())
         os._exit(0)
     os.close(write)
     chunks = []
@@ -69,7 +75,11 @@ def _server():
                             env=env)
     yield proc
     proc.stdin.close()
-    proc.wait()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 _PROC = {}
@@ -88,7 +98,15 @@ def _runtime_modules(*modules: str) -> set[str]:
     server = _PROC["server"]
     server.stdin.write(json.dumps(list(modules)) + "\n")
     server.stdin.flush()
-    files = {f for f in json.loads(server.stdout.readline()) if f}
+    # a guard against a hung child, not a measurement: an answer takes about 0.1 s
+    if not select.select([server.stdout], [], [], 600)[0]:
+        pytest.fail(f"no answer from the import server for {modules} in 600 s")
+    line = server.stdout.readline()
+    assert line, "the import server died (its traceback is on stderr)"
+    answer = json.loads(line)
+    assert "error" not in answer, f"importing {modules} failed:\n{answer.get('error')}"
+    assert answer["files"], f"importing {modules} loaded no hlm file"
+    files = {f for f in answer["files"] if f}
     return {str(Path(f).resolve().relative_to(PACKAGE_DIR)) for f in files}
 
 
