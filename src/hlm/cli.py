@@ -7,6 +7,20 @@ reads the raw file(s), validates them, converts to distances (paper section
 and the problem (exit status 2). The registry and the distance stage's block
 size default to the pipeline's (hlm.pipeline.config: the config schema's defaults).
 
+    hlm fit DATASET --method M -o DIR [--params JSON | --from-results]
+
+fits method M on all labelled objects of a registry entry (parameters chosen by
+the method's CV grid with the pipeline's CV and seeds, or given) and writes a
+model folder: model.json and arrays.npz, no pickles (hlm.persistence).
+
+    hlm predict DIR INPUT -o OUT [--distances]
+    hlm predict DIR --reference
+
+classifies new objects: raw, in the data set's own format (series CSV or folder,
+FASTA, a vector table), or with --distances as their relation (distances, or the
+similarities of a similarity data set) to the model's reference objects, by id
+(--reference lists them). It computes only the distances the model reads.
+
     hlm ui [--port 5000]
 
 starts MLflow's UI on the pipeline's store (``mlflow.db`` here, or
@@ -24,7 +38,6 @@ import warnings
 import numpy as np
 
 from hlm.errors import HLMError, print_error
-from hlm.pipeline.config import config_defaults
 
 
 def _check(args) -> None:
@@ -59,28 +72,59 @@ def _check(args) -> None:
 
 
 def objects_artifact(spec, root):
-    """Raw objects -> distances in one process (the pipeline does it in cached row blocks, of the
-    entry's ``block_size`` or the config's default ``distance_block_size``; so does this)."""
-    from hlm.datasets._objects import artifact_from_matrix, load_objects
-    from hlm.distances._blocks import assemble, block_ranges, compute_block
+    """Raw objects -> distances in one process (:func:`hlm.pipeline.fit.objects_artifact`)."""
+    from hlm.pipeline.fit import objects_artifact as artifact
 
-    ids, objs, labels, meta = load_objects(spec, root)
-    options = {"window": spec.window} if spec.window is not None else {}
-    block_size = spec.block_size or project_config()["distance_block_size"]
-    blocks = [(i0, i1, compute_block(objs, spec.distance, i0, i1, options))
-              for i0, i1 in block_ranges(len(objs), block_size)]
-    return artifact_from_matrix(spec, ids, labels, assemble(blocks, len(objs)), meta)
+    return artifact(spec, root)
 
 
 def project_config() -> dict:
-    """The pipeline's settings as ``snakemake`` in this folder would read them: ``config/config.yaml``
-    validated, its defaults filled in (only the schema's defaults without that file)."""
-    from pathlib import Path
+    """The pipeline's settings in this folder (:func:`hlm.pipeline.fit.project_config`)."""
+    from hlm.pipeline.fit import project_config as settings
 
-    from hlm.pipeline.config import load_config
+    return settings(".")
 
-    path = Path("config/config.yaml")
-    return load_config(path) if path.is_file() else config_defaults()
+
+def _fit(args) -> None:
+    import json
+    import time
+
+    from hlm.errors import ConfigError
+    from hlm.persistence._model import save_model
+    from hlm.pipeline.fit import fit_model
+
+    params = None
+    if args.params is not None:
+        try:
+            params = json.loads(args.params)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--params: not JSON ({exc.msg}): {args.params}") from None
+        if not isinstance(params, dict):
+            raise ConfigError(f"--params: expected a JSON object such as '{{\"n_neighbors\": 4}}', got {args.params}")
+    t0 = time.perf_counter()
+    model = fit_model(args.dataset, args.method, root=args.root, registry=args.registry, params=params,
+                      from_results=args.from_results)
+    path = save_model(model, args.output)
+    chosen = ", ".join(f"{k}={v}" for k, v in model.params.items()) or "none"
+    how = {"cv": f"chosen by {model.info['cv_folds']}-fold CV", "given": "given",
+           "results": "the pipeline's most frequent choice"}[model.info["params_from"]]
+    print(f"{args.dataset}/{args.method}: fitted on {model.n_train} objects, {len(model.classes)} classes; "
+          f"parameters {chosen} ({how}); {time.perf_counter() - t0:.1f} s")
+    print(f"  reference objects: {len(model.reference_ids)}; model written to {path}")
+
+
+def _predict(args) -> None:
+    from hlm.persistence._model import load_model
+    from hlm.persistence._predict import predict_file, reference_listing
+
+    model = load_model(args.model)
+    if args.reference:
+        print(reference_listing(model), end="")
+        return
+    if args.input is None or args.output is None:
+        raise HLMError("predict: give INPUT and -o OUT (or --reference)")
+    for line in predict_file(model, args.input, args.output, distances=args.distances):
+        print(line)
 
 
 def _ui(args) -> None:
@@ -114,13 +158,31 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--registry", help="the data set registry (default: the pipeline's, from "
                        "config/config.yaml or the config schema)")
     check.add_argument("--root", default=".", help="directory the entry's paths are relative to")
+    fit = sub.add_parser("fit", help="fit one method on all labelled objects of a registry entry; save it")
+    fit.add_argument("dataset")
+    fit.add_argument("--method", required=True, help="a method id of the method table (e.g. hlm_vsh, knn)")
+    fit.add_argument("-o", "--output", required=True, help="the model folder to write")
+    given = fit.add_mutually_exclusive_group()
+    given.add_argument("--params", help="fix the grid parameters instead of the CV, as JSON: '{\"n_neighbors\": 4}'")
+    given.add_argument("--from-results", action="store_true",
+                       help="the parameters the pipeline chose most often over the splits (results/evaluation)")
+    fit.add_argument("--registry", help="the data set registry (default: the pipeline's)")
+    fit.add_argument("--root", default=".", help="directory the entry's paths are relative to")
+    predict = sub.add_parser("predict", help="classify new objects with a model folder of hlm fit")
+    predict.add_argument("model", help="the model folder")
+    predict.add_argument("input", nargs="?", help="the new objects, in the data set's format (or --distances)")
+    predict.add_argument("-o", "--output", help="the predictions to write (.csv or .parquet)")
+    predict.add_argument("--distances", action="store_true",
+                         help="INPUT holds the new objects' distances (or similarities) to the reference objects "
+                              "(.csv or .parquet with an id column and one column per reference id, or .npy)")
+    predict.add_argument("--reference", action="store_true", help="list the reference objects' ids and exit")
     ui = sub.add_parser("ui", help="MLflow's UI on the pipeline's store, opening on the results")
     ui.add_argument("--host", default="127.0.0.1")
     ui.add_argument("--port", type=int, default=5000)
     ui.add_argument("--experiment", help="MLflow experiment (default: the pipeline's, from config/config.yaml)")
     args = parser.parse_args(argv)
     try:
-        _check(args) if args.command == "check" else _ui(args)
+        {"check": _check, "fit": _fit, "predict": _predict, "ui": _ui}[args.command](args)
     except HLMError as exc:
         return print_error(exc)
     return 0

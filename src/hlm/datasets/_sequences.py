@@ -62,7 +62,8 @@ def check_sequences(ids, sequences, alphabet: str = DNA_ALPHABET, where: str = "
                             f"(alphabet {alphabet})")
 
 
-def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET) -> tuple[list[str], list[str], list[str]]:
+def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET,
+               labels_required: bool = True) -> tuple[list[str], list[str], list[str]]:
     """(ids, sequences, labels) from a FASTA file.
 
     Labels: ``>id|label`` headers, or a CSV ``labels_path`` with columns ``id,label``
@@ -93,7 +94,7 @@ def read_fasta(path, labels_path=None, alphabet: str = DNA_ALPHABET) -> tuple[li
     check_sequences(ids, sequences, alphabet, where=str(path))
     if labels_path is None:
         missing = [i for i, lab in zip(ids, header_labels) if not lab]
-        if missing:
+        if missing and labels_required:  # new objects to classify may have none ("")
             raise DataError(f"{path}: object {missing[0]!r} has no label (write '>id|label' or give labels_path)")
         return ids, sequences, header_labels
     return ids, sequences, labels_by_id(labels_path, ids)

@@ -70,55 +70,22 @@ def evaluate_method(
     that the run time stays the method's own cost.
     """
     method = METHODS[method_id]
-    labels = artifact.labels
-    if method.standardize_as_registry and "standardize" not in (fixed_params or {}):
-        fixed_params = {**(fixed_params or {}), "standardize": bool(artifact.metadata.get("standardize"))}
-    if method.input == "relation" and "relation" not in (fixed_params or {}):  # DistanceTransform
-        fixed_params = {**(fixed_params or {}),
-                        "relation": "similarity" if artifact.similarities is not None else "distance"}
-    grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params, "cv_fixed": cv_fixed_params})
-    estimator = method.make(fixed_params)
-    X, wrapped = method_input(artifact, method_id)
-    if wrapped:  # similarity method on distance-only data: 1/d with the fit set's bound (spec 4.2)
-        estimator = SimilarityFromDistances(estimator)
-        grid = [_nested(p) for p in grid]
-        cv_fixed_params = _nested(cv_fixed_params or {})
-    pairwise = method.input != "vectors" and artifact.records is None
-    if artifact.records is not None:  # a distance that uses labels: built per fit set (VDMDistances, below)
-        X, grid, cv_fixed_params = artifact.records, [_nested(p) for p in grid], _nested(cv_fixed_params or {})
-    _warm_up(estimator)
+    setup = prepare_method(artifact, method_id, grid_config, fixed_params, cv_fixed_params)
+    labels, X, pairwise = artifact.labels, setup.X, setup.pairwise
+    _warm_up(setup.estimator)
     rows, preds = [], []
     todo = list(split_ids) if split_ids is not None else sorted(splits["split"].unique())
     for done, split in enumerate(todo, 1):
         train, test = split_indices(splits, int(split))
-        D_tt = take(X, train, train) if pairwise else X[train]  # the test block is read after the fit
-        y_train, y_test = labels[train], labels[test]
+        y_test = labels[test]
         with warnings.catch_warnings(record=True) as caught, _context(dataset, method_id, int(split)):
             warnings.simplefilter("always")
-            t0 = time.perf_counter()
-            folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, int(split), "cv"))
-            if 1 < len(folds) < min(n_folds, len(y_train)):
-                warnings.warn(
-                    f"CV: the smallest class has {int(np.unique(y_train, return_counts=True)[1].min())} "
-                    f"training objects, fewer than cv_folds={n_folds}; {len(folds)} folds used",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            split_estimator = _seeded(estimator, fixed_params, seed, dataset, int(split))
-            if artifact.records is not None:  # the fit set's labels only (spec "beyond the paper", section 4)
-                split_estimator = for_artifact(split_estimator, artifact.metadata)
-            cv_estimator = clone(split_estimator).set_params(**(cv_fixed_params or {}))
-            known = (known_cv or {}).get(int(split), {})
-            split_grid = applicable_grid(split_estimator, D_tt, grid)
-            best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, split_grid, folds, n_jobs, known,
-                                                   method.cv_rule)
-            t_cv = time.perf_counter()
-            reused = sum(grid_key(p) in known for p in searched)
-            t0 -= (known_cv_seconds or {}).get(int(split), 0.0) if reused else 0.0
-            final = final_fit_params(split_estimator, method.final_fixed)  # e.g. Platt scaling: not in the CV
-            model = clone(split_estimator).set_params(**best, **final).fit(D_tt, y_train)
-            t_fit = time.perf_counter()
-            del D_tt  # the model keeps what it needs: at Letter's size one block fewer in memory
+            fitted = fit_method(setup, artifact, train, dataset=dataset, seed=seed, n_folds=n_folds, split=int(split),
+                                n_jobs=n_jobs, known=(known_cv or {}).get(int(split), {}),
+                                known_seconds=(known_cv_seconds or {}).get(int(split), 0.0))
+            model, best, searched, cv_err, folds = (fitted.model, fitted.best, fitted.searched, fitted.cv_error,
+                                                    fitted.folds)
+            t0, t_cv, t_fit, reused = fitted.t0, fitted.t_cv, fitted.t_fit, fitted.reused
             D_te = take(X, test, train) if pairwise else X[test]
             t_read = time.perf_counter()
             y_pred = model.predict(D_te)
@@ -155,6 +122,94 @@ def evaluate_method(
         log.info("%s/%s: split %d (%d of %d) error %.2f%%, fit %.1f s, predict %.1f s", dataset, method_id,
                  int(split), done, len(todo), rows[-1]["error_rate"], t_fit - t0, t_pred - t_read)
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
+
+
+@dataclass
+class MethodSetup:
+    """A method made ready for one data set: its estimator, CV grid and input matrix (:func:`prepare_method`)."""
+
+    method_id: str
+    estimator: object  # with the method's and the config's fixed hyper-parameters (wrapped where needed)
+    grid: list[dict]
+    fixed_params: dict | None
+    cv_fixed_params: dict | None
+    X: np.ndarray  # what the method works on (method_input), or the records of a distance that uses labels
+    pairwise: bool  # X is an N x N matrix (rows and columns are objects)
+
+
+def prepare_method(artifact: DistanceArtifact, method_id: str, grid_config: dict | None = None,
+                   fixed_params: dict | None = None, cv_fixed_params: dict | None = None) -> MethodSetup:
+    """The estimator, grid and input of a method on a data set, as every split of the evaluation uses them."""
+    method = METHODS[method_id]
+    if method.standardize_as_registry and "standardize" not in (fixed_params or {}):
+        fixed_params = {**(fixed_params or {}), "standardize": bool(artifact.metadata.get("standardize"))}
+    if method.input == "relation" and "relation" not in (fixed_params or {}):  # DistanceTransform
+        fixed_params = {**(fixed_params or {}),
+                        "relation": "similarity" if artifact.similarities is not None else "distance"}
+    grid = check_method_params(method_id, {"grid": grid_config, "fixed": fixed_params, "cv_fixed": cv_fixed_params})
+    estimator = method.make(fixed_params)
+    X, wrapped = method_input(artifact, method_id)
+    if wrapped:  # similarity method on distance-only data: 1/d with the fit set's bound (spec 4.2)
+        estimator = SimilarityFromDistances(estimator)
+        grid = [_nested(p) for p in grid]
+        cv_fixed_params = _nested(cv_fixed_params or {})
+    pairwise = method.input != "vectors" and artifact.records is None
+    if artifact.records is not None:  # a distance that uses labels: built per fit set (VDMDistances, below)
+        X, grid, cv_fixed_params = artifact.records, [_nested(p) for p in grid], _nested(cv_fixed_params or {})
+    return MethodSetup(method_id, estimator, grid, fixed_params, cv_fixed_params, X, pairwise)
+
+
+@dataclass
+class FittedMethod:
+    """What :func:`fit_method` chose and fitted, with its times (``time.perf_counter`` readings)."""
+
+    model: object
+    best: dict
+    searched: list[dict]
+    cv_error: np.ndarray
+    folds: list
+    reused: int  # grid points whose CV errors were known
+    t0: float  # start (earlier by the known CV seconds when some were reused)
+    t_cv: float  # end of the parameter choice
+    t_fit: float  # end of the final fit
+
+
+def fit_method(setup: MethodSetup, artifact: DistanceArtifact, train: np.ndarray, *, dataset: str, seed: int,
+               n_folds: int, split, n_jobs: int = 1, known: dict | None = None,
+               known_seconds: float = 0.0) -> FittedMethod:
+    """Choose the parameters by CV on the objects ``train``, then refit on all of them (paper section 5.1).
+
+    The folds and the estimator's seed derive from (seed, dataset, split): the evaluation's splits are
+    integers; ``hlm fit`` on all labelled objects uses ``split="all"``.
+    """
+    method = METHODS[setup.method_id]
+    labels = artifact.labels
+    D_tt = take(setup.X, train, train) if setup.pairwise else setup.X[train]
+    y_train = labels[train]
+    t0 = time.perf_counter()
+    folds = make_folds(y_train, n_folds, derive_seed(seed, dataset, split, "cv"))
+    if 1 < len(folds) < min(n_folds, len(y_train)):
+        warnings.warn(
+            f"CV: the smallest class has {int(np.unique(y_train, return_counts=True)[1].min())} "
+            f"training objects, fewer than cv_folds={n_folds}; {len(folds)} folds used",
+            UserWarning,
+            stacklevel=2,
+        )
+    split_estimator = _seeded(setup.estimator, setup.fixed_params, seed, dataset, split)
+    if artifact.records is not None:  # the fit set's labels only (spec "beyond the paper", section 4)
+        split_estimator = for_artifact(split_estimator, artifact.metadata)
+    cv_estimator = clone(split_estimator).set_params(**(setup.cv_fixed_params or {}))
+    known = known or {}
+    split_grid = applicable_grid(split_estimator, D_tt, setup.grid)
+    best, searched, cv_err = select_params(cv_estimator, D_tt, y_train, split_grid, folds, n_jobs, known,
+                                           method.cv_rule)
+    t_cv = time.perf_counter()
+    reused = sum(grid_key(p) in known for p in searched)
+    t0 -= known_seconds if reused else 0.0
+    final = final_fit_params(split_estimator, method.final_fixed)  # e.g. Platt scaling: not in the CV
+    model = clone(split_estimator).set_params(**best, **final).fit(D_tt, y_train)
+    t_fit = time.perf_counter()
+    return FittedMethod(model, best, searched, cv_err, folds, reused, t0, t_cv, t_fit)
 
 
 def method_input(artifact: DistanceArtifact, method_id: str) -> tuple[np.ndarray, bool]:
@@ -217,7 +272,7 @@ def _bare(name: str) -> str:
     return name
 
 
-def _seeded(estimator, fixed_params, seed: int, dataset: str, split: int):
+def _seeded(estimator, fixed_params, seed: int, dataset: str, split):
     """The estimator with ``random_state`` (a wrapped estimator's too) derived from (seed, dataset, split),
     unless fixed in config."""
     names = [k for k in estimator.get_params() if k == "random_state" or k.endswith("__random_state")]

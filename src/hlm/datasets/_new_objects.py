@@ -1,0 +1,113 @@
+"""New objects to classify, read from a file in their data set's own format, with or without labels.
+
+* series: a CSV ``id,label,`` then the values (an empty label: none), or a folder of series files (one
+  sub-folder per class, or the files directly in it: no labels);
+* sequences: FASTA, ``>id|label`` or ``>id``;
+* vectors: a record table (CSV with a header, Parquet, or an R data file) holding the data set's feature
+  columns by name, an optional ``id`` column and optionally the label column.
+
+Messages name the file and the line, row or object, as the registry's readers do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hlm.errors import DataError
+
+
+def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None = None,
+                     label_column: str | None = None):
+    """(ids, objects, labels or None) of the new objects in ``path``.
+
+    Parameters
+    ----------
+    kind : {"series", "sequences", "vectors"}
+        The data set's kind.
+    path : str or Path
+        The file (or, for series, a folder).
+    features : list of str or None
+        kind vectors: the feature columns, in the model's order.
+    label_column : str or None
+        kind vectors: the label column, if the file has it.
+
+    Returns
+    -------
+    ids : list of str
+    objects : list or ndarray
+        Series (1-D arrays), sequences (str), or an (n, p) float64 array of the features as read.
+    labels : list of str or None
+        None when no object has a label; an object without one has ``None``.
+
+    Raises
+    ------
+    DataError
+        For a missing file, a malformed object, or a vector file that lacks a feature column.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: no such file or folder")
+    if kind == "series":
+        from hlm.datasets import _series as series
+
+        if path.is_dir():
+            by_class = any(p.is_dir() and not p.name.startswith(".") for p in path.iterdir())
+            files = series._series_files(path, by_class=by_class)
+            ids = series._unique_stems(path, files)
+            objects = [series.read_series_file(f, i) for f, i in zip(files, ids)]
+            series.check_series(ids, objects, where=str(path))
+            labels = [f.parent.name for f in files] if by_class else [""] * len(ids)
+        else:
+            ids, objects, labels = series.read_series_csv(path)
+        return ids, objects, _labels(labels)
+    if kind == "sequences":
+        from hlm.datasets._sequences import read_fasta
+
+        ids, objects, labels = read_fasta(path, labels_required=False)
+        return ids, objects, _labels(labels)
+    if kind == "vectors":
+        return _vectors(path, features or [], label_column)
+    raise DataError(f"{path}: new objects of kind {kind} are given by their distances to the reference objects "
+                    "(--distances), not as raw objects")
+
+
+def _labels(labels) -> list | None:
+    labels = [str(x) if x not in (None, "") else None for x in labels]
+    return labels if any(x is not None for x in labels) else None
+
+
+def _vectors(path: Path, features: list[str], label_column: str | None):
+    from hlm.datasets import _readers as readers
+
+    frame = (readers.read_rda(path) if path.suffix.lower() in (".rda", ".rdata", ".rds")
+             else readers.read_table(path))
+    missing = [c for c in features if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: no feature column {missing[0]!r} (the model's features: {', '.join(features)})")
+    if "id" in frame.columns:
+        ids = [str(i) for i in frame["id"]]
+    elif frame.index.dtype == object:
+        ids = [str(i) for i in frame.index]
+    else:
+        ids = [str(i + 1) for i in range(len(frame))]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise DataError(f"{path}: object id {dup!r} appears twice")
+    X = np.empty((len(frame), len(features)))
+    for j, column in enumerate(features):
+        for i, value in enumerate(frame[column].tolist()):
+            try:
+                X[i, j] = float(str(value)) if not isinstance(value, (int, float)) else float(value)
+            except ValueError:
+                raise DataError(f"{path}, row {i + 1} (id {ids[i]!r}): column {column!r} holds {value!r}, "
+                                "not a number") from None
+    bad = np.argwhere(~np.isfinite(X))
+    if len(bad):
+        i, j = bad[0]
+        raise DataError(f"{path}, row {i + 1} (id {ids[i]!r}): column {features[j]!r} is missing or not finite")
+    labels = None
+    if label_column and label_column in frame.columns:
+        labels = _labels(readers.labels_to_str(frame[label_column].to_numpy(dtype=object)))
+    return ids, X, labels
