@@ -24,6 +24,7 @@ include: "workflow/rules/incremental.smk"
 include: "workflow/rules/protocols.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/track.smk"
+include: "workflow/rules/models.smk"
 
 
 onstart:
@@ -38,4 +39,5 @@ onstart:
 rule all:
     input:
         final_outputs(),
+        model_outputs,
     default_target: True

@@ -249,6 +249,45 @@ def test_mlflow_runs(tiny_run):
     assert child["metrics.brier"] == pytest.approx(ev.brier[0])
 
 
+def test_models_of_the_winners_in_folders_and_mlflow(tiny_run):
+    """Each data set's winner (lowest mean error over its evaluations) is fitted on all objects, kept as a
+    model folder that predicts as hlm.load_model, and logged to MLflow as a registered MLflow Model whose
+    pyfunc predicts the same from a DataFrame of similarities to the reference objects."""
+    import json
+
+    import mlflow
+
+    from hlm.datasets._artifacts import read_distances
+    from hlm.persistence import load_model
+
+    project, _ = tiny_run
+    for dataset in ("aural_sonar", "sonar"):
+        means = {m: pd.read_parquet(project / f"results/evaluation/{dataset}/{m}.parquet").error_rate.mean()
+                 for d, m in TINY_PAIRS if d == dataset}
+        chosen = json.loads((project / f"results/models/{dataset}/chosen.json").read_text())
+        assert chosen["winner"] == min(means, key=means.get) and chosen["methods"] == [chosen["winner"]]
+        model = load_model(project / f"results/models/{dataset}/{chosen['winner']}")
+        assert model.n_train == read_distances(project / f"results/distances/{dataset}.parquet").n
+        record = json.loads((project / f"results/models/{dataset}/{chosen['winner']}.mlflow.json").read_text())
+        runs = _runs(project)
+        parent = runs[runs.run_id == record["run_id"]].iloc[0]
+        assert parent["tags.hlm.pair"] == f"{dataset}/{chosen['winner']}" and parent["status"] == "FINISHED"
+    artifact = read_distances(project / "results/distances/aural_sonar.parquet")
+    winner = json.loads((project / "results/models/aural_sonar/chosen.json").read_text())["winner"]
+    model = load_model(project / f"results/models/aural_sonar/{winner}")
+    record = json.loads((project / f"results/models/aural_sonar/{winner}.mlflow.json").read_text())
+    R = (artifact.similarities if model.dataset["native_similarity"] else artifact.distances)[:, model.reference_index]
+    mlflow.set_tracking_uri(f"sqlite:///{project / 'mlflow.db'}")
+    try:
+        pyfunc = mlflow.pyfunc.load_model(record["model_uri"])
+        out = pyfunc.predict(pd.DataFrame(R, columns=model.reference_ids))
+        versions = mlflow.MlflowClient().search_model_versions(f"name='{record['registered_name']}'")
+    finally:
+        mlflow.set_tracking_uri(None)
+    np.testing.assert_array_equal(out["predicted"].to_numpy(), model.predict(relation=R).astype(str))
+    assert record["registered_name"] == f"aural_sonar.{model.method}" and len(versions) >= 1
+
+
 def test_second_run_has_nothing_to_do(tiny_run):
     project, _ = tiny_run
     proc = snakemake(project, *TINY_ARGS)
@@ -288,9 +327,10 @@ def test_editing_knn_reruns_only_knn_and_reports(tiny_run):
     knn.write_text(knn.read_text() + "\n# an edit\n")
     proc = snakemake(project, *TINY_ARGS, "--dry-run")
     counts = job_counts(proc.stdout)
-    # + the two data sets' MLflow jobs, which log the new knn results only (same files are skipped)
+    # + the two data sets' MLflow jobs, which log the new knn results only (same files are skipped), and their
+    # choice of the models to keep (whose fits and MLflow models follow once it has run: a checkpoint)
     assert counts == {"knn": 2, "track": 2, "error_rate_tables": 1, "error_rate_figure": 1, "probability_tables": 1,
-                      "reliability_figure": 2, "all": 1, "total": 10}
+                      "reliability_figure": 2, "choose_models": 2, "all": 1, "total": 12}
 
 
 def test_another_projects_hlm_is_one_line_error(project):

@@ -310,10 +310,32 @@ def method_threads(method):
     return config["threads_per_job"] if METHODS[method].parallel_cv else 1
 
 
+#: kinds whose raw objects the pipeline reads (results/objects/{dataset}.parquet)
+RAW_KINDS = ("series", "sequences")
+
+
+def model_fit_sources():
+    """The files a model fit runs besides its method's (hlm.pipeline.stages.model, hlm.pipeline.fit)."""
+    return module_sources("hlm.pipeline.jobs", "hlm.pipeline.stages.model")
+
+
+def model_outputs(wildcards):
+    """The model folders and their MLflow records: per data set, the methods its choose_models checkpoint
+    keeps (the winner of its evaluations, and the config's models)."""
+    import json
+
+    out = []
+    for dataset in DATASETS:
+        chosen = json.loads(Path(checkpoints.choose_models.get(dataset=dataset).output[0]).read_text())
+        out += [f"results/models/{dataset}/{m}.mlflow.json" for m in chosen["methods"]]
+    return out
+
+
 def final_outputs():
     return [
         *evaluation_files(),
         *expand("results/tracking/{dataset}.json", dataset=TRACKED_DATASETS),
+        *expand("results/models/{dataset}/chosen.json", dataset=DATASETS),  # then model_outputs
         "results/tables/error_rates.csv",
         "results/tables/error_rates.md",
         "results/tables/error_rates_paper.md",

@@ -66,6 +66,28 @@ class SavedModel:
         Other numeric arrays of the data set (``feature_mean``, ``feature_sd``).
     info : dict
         Provenance: versions, the CV's choice, the fit time.
+
+    Examples
+    --------
+    ``hlm fit`` (``hlm.pipeline.fit.fit_model``) makes one from a registry entry; by hand, a 1-NN on four
+    points of a line, saved, loaded, and classifying new points from their raw form:
+
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from hlm.neighbors import KNNClassifier
+    >>> from hlm.persistence import SavedModel, load_model, save_model
+    >>> X = np.array([[0.0], [1.0], [5.0], [6.0]])
+    >>> knn = KNNClassifier(n_neighbors=1).fit(np.abs(X - X.T), ["a", "a", "b", "b"])
+    >>> model = SavedModel(estimator=knn, method="knn", params={"n_neighbors": 1}, classes=["a", "b"],
+    ...                    input="distances", dataset={"name": "line", "kind": "vectors", "distance": "euclidean"},
+    ...                    n_train=4, reference_ids=["p", "q", "r", "s"], reference_index=np.arange(4),
+    ...                    reference_objects=X)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     again = load_model(save_model(model, f"{tmp}/line"))
+    >>> print(again.predict([[0.4], [5.8]]), again.n_computed)  # 2 new x 4 reference objects
+    ['a' 'b'] 8
+    >>> print(again.predict(relation=[[0.4, 0.6, 4.6, 5.6]]))  # or their distances to p, q, r, s
+    ['a']
     """
 
     estimator: object

@@ -96,6 +96,7 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
     for field, known, values in (
         ("datasets", known_datasets, config["datasets"]),
         ("methods", known_methods, config["methods"]),
+        ("models", known_methods, config["models"]),
         ("incremental.datasets", known_datasets, config["incremental"].get("datasets", ())),
         *((f"{p}.datasets", known_datasets, config[p].get("datasets", ())) for p in protocols()),
     ):
@@ -105,6 +106,9 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
                 f"{where}: field '{field}': unknown {field.rsplit('.', 1)[-1][:-1]} {', '.join(map(repr, unknown))}; "
                 f"known: {', '.join(sorted(known))}"
             )
+    outside = [m for m in config["models"] if m not in config["methods"]]
+    if outside:
+        raise ConfigError(f"{where}: field 'models': {outside[0]!r} is not among the methods run (field 'methods')")
     for method in config["method_params"] if known_methods is not None else ():
         if method not in known_methods:
             raise ConfigError(f"{where}: field 'method_params.{method}': unknown method {method!r}")

@@ -101,11 +101,13 @@ def _fixed_grid(method_id: str, params: dict) -> dict:
 
 def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry: str | None = None,
               params: dict | None = None, from_results: bool = False, config: dict | None = None,
-              train: np.ndarray | None = None, split=ALL, loaded=None):
+              train: np.ndarray | None = None, split=ALL, loaded=None, spec=None):
     """Fit ``method_id`` on the labelled objects of registry entry ``dataset``; a ``SavedModel``.
 
     ``train`` (indices) and ``split`` fit on one split's training part instead, as the evaluation does (the
-    equality tests); ``loaded`` is ``dataset_objects``'s result, if already read.
+    equality tests); ``loaded`` is ``dataset_objects``'s result, if already read; ``spec`` the entry, if
+    already validated (else it is read from the registry). ``config`` needs ``seed``, ``cv_folds`` and
+    ``method_params`` (and ``registry`` and ``distance_block_size`` unless ``spec`` and ``loaded`` are given).
     """
     from hlm.datasets._prepare import source_sha256
     from hlm.datasets._registry import get_spec, load_registry
@@ -118,7 +120,8 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
     config = config or project_config(root)
     if method_id not in METHODS:
         raise ConfigError(f"unknown method {method_id!r}; expected one of {', '.join(METHODS)}")
-    spec = get_spec(load_registry(Path(root) / (registry or config["registry"]), names=[dataset]), dataset)
+    if spec is None:
+        spec = get_spec(load_registry(Path(root) / (registry or config["registry"]), names=[dataset]), dataset)
     if not method_applies(method_id, spec.kind):
         raise ConfigError(f"method '{method_id}' needs feature vectors; data set '{dataset}' is of kind {spec.kind}")
     artifact, objects, vectors = loaded or dataset_objects(spec, root, config)
