@@ -59,6 +59,18 @@ def dataset_objects(spec, root, config: dict):
     return artifact, None, vectors
 
 
+def objects_sha256(ids, labels, objects) -> str:
+    """SHA-256 of objects read from a package rather than a file: ids, labels and each object's values."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for i, label, obj in zip(ids, labels, objects):
+        digest.update(f"{i}\t{label}\t".encode())
+        digest.update(obj.encode() if isinstance(obj, str) else np.ascontiguousarray(obj, dtype="<f8").tobytes())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
 def chosen_params(evaluation_path: str | Path, method_id: str) -> dict:
     """The grid point the pipeline chose most often over the splits (ties: the first split's choice)."""
     import pandas as pd
@@ -162,6 +174,8 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
     if meta.get("standardize") and vectors is not None:
         arrays = {"feature_mean": np.asarray(meta["feature_mean"]), "feature_sd": np.asarray(meta["feature_sd"])}
     sha = meta.get("sha256") or (source_sha256(Path(root) / spec.path, spec.where) if spec.path else None)
+    if sha is None and objects is not None:  # read from a package (aeon): the SHA-256 of the objects read
+        sha = objects_sha256(artifact.ids, artifact.labels, objects)
     description = {
         "name": dataset, "kind": spec.kind, "format": spec.format, "source": meta.get("source"), "sha256": sha,
         "distance": spec.distance, "options": {"window": spec.window} if spec.window is not None else {},
