@@ -185,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         {"check": _check, "fit": _fit, "predict": _predict, "ui": _ui}[args.command](args)
     except HLMError as exc:
         return print_error(exc)
+    except OSError as exc:  # an output that cannot be written (a read-only folder, a full disk)
+        return print_error(HLMError(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")))
     return 0
 
 

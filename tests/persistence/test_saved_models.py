@@ -52,6 +52,13 @@ sims:
   labels_path: sims_labels.csv
   to_distance: bound_minus
   upper_bound: 1.0
+votes:
+  path: votes.csv
+  format: csv
+  kind: categorical
+  label_column: party
+  distance: vdm
+  na_value: abstain
 """
 
 
@@ -87,6 +94,12 @@ def project(tmp_path_factory):
     ids = [f"m{i}" for i in range(30)]
     pd.DataFrame(S, index=ids, columns=ids).to_csv(root / "sims.csv")
     pd.DataFrame({"id": ids, "label": np.repeat(["u", "v"], 15)}).to_csv(root / "sims_labels.csv", index=False)
+    party = np.repeat(["d", "r"], 20)
+    votes = {f"v{j}": np.where(rng.random(40) < np.where(party == "d", 0.8, 0.25), "y", "n").astype(object)
+             for j in range(4)}
+    votes["v0"][[3, 17, 25]] = None  # missing: the entry's na_value
+    pd.DataFrame({"id": [f"r{i}" for i in range(40)], **votes, "party": party}).to_csv(root / "votes.csv",
+                                                                                      index=False)
     return root
 
 
@@ -171,7 +184,10 @@ def test_mixture_hlm_of_a_matrix_stores_only_its_prototypes(project, loaded, tmp
     assert model.reference_objects is None  # a matrix data set: new objects come as their similarities
 
 
-def test_cli_fit_and_predict_from_distances(project, tmp_path, capsys):
+def test_cli_fit_and_predict_from_distances(project, loaded, tmp_path, capsys):
+    """hlm fit on a similarity matrix, then hlm predict --distances with the similarities to the reference
+    objects, columns in another order: the labels of Mixture HLM's eq. 6 computed here from the prototypes'
+    rows of d = 1 - s, and the nearest prototype."""
     from hlm.cli import main
 
     out = tmp_path / "model"
@@ -181,20 +197,50 @@ def test_cli_fit_and_predict_from_distances(project, tmp_path, capsys):
     assert main(["predict", str(out), "--reference"]) == 0
     ids = capsys.readouterr().out.split()
     model = load_model(out)
-    assert ids == model.reference_ids
+    mix = model.estimator
+    assert ids == model.reference_ids and len(ids) == len(mix.prototypes_) < 30
     S = pd.read_csv(project / "sims.csv", index_col=0)
-    rows = ["m0", "m20"]
+    rows = ["m0", "m3", "m20", "m29"]
     table = S.loc[rows, ids[::-1]].reset_index(names="id")  # columns in any order
-    table["label"] = ["u", "v"]
+    table["label"] = ["u", "u", "v", "x"]
     table.to_csv(tmp_path / "new.csv", index=False)
     assert main(["predict", str(out), str(tmp_path / "new.csv"), "--distances", "-o", str(tmp_path / "p.csv")]) == 0
     printed = capsys.readouterr().out
-    got = pd.read_csv(tmp_path / "p.csv")
-    D = 1.0 - S.loc[rows, ids].to_numpy()  # bound_minus with the entry's upper bound 1
-    assert list(got["predicted"]) == list(model.estimator.predict_from_prototypes(D[:, np.argsort(
-        model.reference_index.argsort())]))
-    assert list(got.columns[:3]) == ["id", "predicted", "label"] and "nearest_prototype" in got.columns
+    got = pd.read_csv(tmp_path / "p.csv", keep_default_na=False)
+    protos = [ids[list(model.reference_index).index(j)] for j in mix.prototypes_]  # prototypes_ order
+    D = 1.0 - S.loc[rows, protos].to_numpy()  # bound_minus with the entry's upper bound 1
+    # eq. 6 by hand: log pi_k + log sum_j omega_j Gamma(d_j; s, b_j) over class k's components
+    from scipy.special import logsumexp
+    from scipy.stats import gamma
+
+    shape = np.broadcast_to(mix.shape_, (len(mix.classes_),))[mix.component_class_]
+    logpdf = gamma.logpdf(D, a=shape, scale=mix.scales_) + np.log(mix.weights_)
+    scores = np.column_stack([np.log(mix.class_prior_[k]) + logsumexp(logpdf[:, mix.component_class_ == k], axis=1)
+                              for k in range(len(mix.classes_))])
+    assert list(got["predicted"]) == list(mix.classes_[scores.argmax(axis=1)].astype(str))
+    assert list(got["nearest_prototype"]) == [protos[j] for j in D.argmin(axis=1)]
+    assert list(got.columns[:3]) == ["id", "predicted", "label"]
+    assert "warning: 1 labels are not among the model's classes (x)" in printed
     assert "error rate" in printed and "reference objects: " in reference
+
+
+def test_categorical_records_predict_as_their_codes(project, loaded, tmp_path, capsys):
+    """House Votes-like records (VDM): new records in the entry's format, a missing cell its na_value, read
+    as the training codes; the model predicts them as the fitted estimator does from the artifact's codes."""
+    from hlm.cli import main
+
+    artifact = loaded["votes"][0]
+    model = load_model(save_model(fit_model("votes", "knn", root=project, config=_config(project),
+                                            loaded=loaded["votes"]), tmp_path / "m"))
+    assert model.input == "records" and model.reference_ids == []
+    assert main(["predict", str(tmp_path / "m"), str(project / "votes.csv"), "-o", str(tmp_path / "p.csv")]) == 0
+    got = pd.read_csv(tmp_path / "p.csv")
+    np.testing.assert_array_equal(got["predicted"].astype(str), model.estimator.predict(artifact.records).astype(str))
+    assert "error rate" in capsys.readouterr().out
+    bad = pd.read_csv(project / "votes.csv").assign(v1="maybe")
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    _refused(["predict", str(tmp_path / "m"), str(tmp_path / "bad.csv"), "-o", str(tmp_path / "q.csv")], capsys,
+             "column 'v1' holds 'maybe', not one of the training values (n, y)")
 
 
 @pytest.fixture
@@ -230,7 +276,28 @@ def test_bad_model_folders_are_refused_in_one_line(models, tmp_path, capsys):
     (other / "arrays.npz").write_bytes(b"PK\x03\x04 not a zip")
     _refused(["predict", str(other), str(new), "-o", str(out)], capsys, "arrays.npz")
     _refused(["predict", str(tmp_path), str(new), "-o", str(out)], capsys, "not a model folder")
+    doc["reference"]["index"] = doc["reference"]["index"][:-1]  # ids and indices disagree
+    (other / "model.json").write_text(json.dumps(doc))
+    shutil.copy(series / "arrays.npz", other / "arrays.npz")
+    _refused(["predict", str(other), str(new), "-o", str(out)], capsys, "damaged model")
     assert not out.exists()
+
+
+def test_fit_never_replaces_what_is_not_a_model(project, tmp_path, capsys):
+    from hlm.cli import main
+
+    keep = tmp_path / "results"
+    keep.mkdir()
+    (keep / "precious.csv").write_text("1\n")
+    argv = ["fit", "tiny_series", "--method", "knn", "--root", str(project), "--registry", "registry.yaml",
+            "--params", '{"n_neighbors": 1}', "-o"]
+    _refused([*argv, str(keep)], capsys, "exists and is not a model folder")
+    assert (keep / "precious.csv").read_text() == "1\n"
+    assert main([*argv, str(tmp_path / "m")]) == 0 and main([*argv, str(tmp_path / "m")]) == 0  # a model: replaced
+    capsys.readouterr()
+    _refused(["fit", "tiny_series", "--method", "hlm_vsh_cv", "--root", str(project), "--registry",
+              "registry.yaml", "--params", '{"n_components": 2}', "-o", str(tmp_path / "x")], capsys,
+             "missing: to_distance")
 
 
 def test_bad_new_objects_are_refused_and_nothing_written(models, tmp_path, capsys):
@@ -238,8 +305,9 @@ def test_bad_new_objects_are_refused_and_nothing_written(models, tmp_path, capsy
     series, sequences, sims = models["tiny_series"], models["tiny_sequences"], models["sims"]
     fasta = tmp_path / "new.fa"
     fasta.write_text(">n1\nACGTZZACGT\n")
-    _refused(["predict", str(sequences), str(fasta), "-o", str(out)], capsys, "new.fa")
-    _refused(["predict", str(sequences), str(fasta), "-o", str(out)], capsys, "unknown letter(s) 'Z'")
+    _refused(["predict", str(sequences), str(fasta), "-o", str(out)], capsys, "new.fa", "unknown letter(s) 'Z'")
+    fasta.write_text("")
+    _refused(["predict", str(sequences), str(fasta), "-o", str(out)], capsys, "no FASTA records")
     _refused(["predict", str(series), str(DATA / "sequences.fa"), "-o", str(out)], capsys, "sequences.fa")
     ids = load_model(sims).reference_ids
     table = pd.DataFrame(np.full((1, len(ids)), 0.5), columns=ids)
@@ -251,6 +319,18 @@ def test_bad_new_objects_are_refused_and_nothing_written(models, tmp_path, capsy
     _refused(["predict", str(sims), str(tmp_path / "extra.csv"), "--distances", "-o", str(out)], capsys,
              "column 'extra' is not a reference object")
     _refused(["predict", str(sims), str(DATA / "series.csv"), "-o", str(out)], capsys, "use --distances")
+    series_ids = load_model(series).reference_ids
+    negative = pd.DataFrame(np.full((1, len(series_ids)), 0.5), columns=series_ids).assign(**{series_ids[2]: -0.1})
+    negative.insert(0, "id", ["n1"])
+    negative.to_csv(tmp_path / "negative.csv", index=False)
+    _refused(["predict", str(series), str(tmp_path / "negative.csv"), "--distances", "-o", str(out)], capsys,
+             "id 'n1' has a negative distance")
+    np.save(tmp_path / "short.npy", np.zeros((2, len(ids) - 1)))
+    _refused(["predict", str(sims), str(tmp_path / "short.npy"), "--distances", "-o", str(out)], capsys,
+             f"expected {len(ids)} columns")
+    header_only = tmp_path / "header.csv"
+    header_only.write_text(",".join(["id", *ids]) + "\n")
+    _refused(["predict", str(sims), str(header_only), "--distances", "-o", str(out)], capsys, "no new objects")
     assert not out.exists()
 
 

@@ -25,6 +25,7 @@ def test_values_round_trip_with_their_types():
     assert type(again) is StandardScaler and extra["t"] == (1, 2.5, "x") and extra[3] == {4, 5}
     assert np.isnan(extra["nan"]) and extra["inf"] == -np.inf
     assert type(extra["i"]) is np.int32 and extra["i"] == 7 and extra["dtype"] == np.float32
+    assert type(again.n_samples_seen_) is type(scaler.n_samples_seen_)  # numpy scalars keep their type
     np.testing.assert_array_equal(extra["names"], ["a", "bb"])
     assert extra["objects"].dtype == object and extra["objects"].tolist() == ["a", None, 2]
     assert extra["record"].dtype == scaler.extra_["record"].dtype and extra["empty"].shape == (0, 3)
@@ -42,7 +43,12 @@ def test_what_cannot_be_saved_is_named(value, named):
 
 
 @pytest.mark.parametrize("name", ["os:system", "builtins:eval", "subprocess:Popen", "hlm.neighbors:nothing",
-                                  "hlmx.evil:Class"])
+                                  "hlmx.evil:Class",
+                                  # another package's object reached through a module's imports
+                                  "hlm.persistence._model:os.system", "hlm.persistence._model:shutil.rmtree",
+                                  "hlm.persistence._model:tempfile._TemporaryFileCloser",
+                                  # scikit-learn, but not an estimator or a compiled helper of one
+                                  "sklearn.utils._bunch:Bunch", "sklearn.utils:shuffle"])
 def test_loading_names_only_classes_of_hlm_and_scikit_learn(name):
     for tree in ({"@": "object", "class": name, "state": {}}, {"@": "function", "name": name},
                  {"@": "type", "name": name}):

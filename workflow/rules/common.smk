@@ -27,7 +27,8 @@ from hlm.pipeline.incremental import learner_params, scheme_applies
 from hlm.pipeline.methods import METHODS, method_applies
 from hlm.pipeline.protocols import protocols
 from hlm.pipeline.provenance import config_hash, git_commit
-from hlm.pipeline.sources import incremental_report_sources, incremental_sources, method_sources, module_sources
+from hlm.pipeline.sources import incremental_report_sources, incremental_sources, method_sources, model_sources
+from hlm.pipeline.sources import module_sources
 from hlm.pipeline.sources import protocol_sources, protocol_table_sources, run_sources
 
 SRC = Path(workflow.basedir) / "src"
@@ -312,11 +313,6 @@ def method_threads(method):
 
 #: kinds whose raw objects the pipeline reads (results/objects/{dataset}.parquet)
 RAW_KINDS = ("series", "sequences")
-
-
-def model_fit_sources():
-    """The files a model fit runs besides its method's (hlm.pipeline.stages.model, hlm.pipeline.fit)."""
-    return module_sources("hlm.pipeline.jobs", "hlm.pipeline.stages.model")
 
 
 def model_outputs(wildcards):

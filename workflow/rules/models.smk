@@ -29,7 +29,7 @@ rule fit_model:
         distances="results/distances/{dataset}.parquet",
         matrices="results/distances/{dataset}.npy",
         objects=lambda wc: [f"results/objects/{wc.dataset}.parquet"] if REGISTRY[wc.dataset].kind in RAW_KINDS else [],
-        code=lambda wc: src(*method_sources(METHODS[wc.method]), *model_fit_sources()),
+        code=lambda wc: src(*model_sources(METHODS[wc.method])),
     output:
         directory("results/models/{dataset}/{method}"),
     params:

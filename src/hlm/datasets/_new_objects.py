@@ -4,7 +4,9 @@
   sub-folder per class, or the files directly in it: no labels);
 * sequences: FASTA, ``>id|label`` or ``>id``;
 * vectors: a record table (CSV with a header, Parquet, or an R data file) holding the data set's feature
-  columns by name, an optional ``id`` column and optionally the label column.
+  columns by name, an optional ``id`` column and optionally the label column;
+* categorical records: the same, their values among the training values of each feature (a missing cell
+  is the entry's ``na_value``), read as the training codes.
 
 Messages name the file and the line, row or object, as the registry's readers do.
 """
@@ -19,7 +21,7 @@ from hlm.errors import DataError
 
 
 def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None = None,
-                     label_column: str | None = None):
+                     label_column: str | None = None, categories: dict | None = None, na_value: str | None = None):
     """(ids, objects, labels or None) of the new objects in ``path``.
 
     Parameters
@@ -31,13 +33,18 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
     features : list of str or None
         kind vectors: the feature columns, in the model's order.
     label_column : str or None
-        kind vectors: the label column, if the file has it.
+        kind vectors and categorical: the label column, if the file has it.
+    categories : dict of str to list of str, or None
+        kind categorical: each feature's values, in code order (the records become these codes).
+    na_value : str or None
+        kind categorical: the value a missing cell takes, as in the registry entry.
 
     Returns
     -------
     ids : list of str
     objects : list or ndarray
-        Series (1-D arrays), sequences (str), or an (n, p) float64 array of the features as read.
+        Series (1-D arrays), sequences (str), an (n, p) float64 array of the features as read, or an (n, F)
+        int64 array of category codes.
     labels : list of str or None
         None when no object has a label; an object without one has ``None``.
 
@@ -69,6 +76,8 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
         return ids, objects, _labels(labels)
     if kind == "vectors":
         return _vectors(path, features or [], label_column)
+    if kind == "categorical":
+        return _records(path, categories or {}, label_column, na_value)
     raise DataError(f"{path}: new objects of kind {kind} are given by their distances to the reference objects "
                     "(--distances), not as raw objects")
 
@@ -78,7 +87,8 @@ def _labels(labels) -> list | None:
     return labels if any(x is not None for x in labels) else None
 
 
-def _vectors(path: Path, features: list[str], label_column: str | None):
+def _table(path: Path, features: list[str]):
+    """(frame, ids) of a record file holding the model's ``features``."""
     from hlm.datasets import _readers as readers
 
     frame = (readers.read_rda(path) if path.suffix.lower() in (".rda", ".rdata", ".rds")
@@ -92,9 +102,39 @@ def _vectors(path: Path, features: list[str], label_column: str | None):
         ids = [str(i) for i in frame.index]
     else:
         ids = [str(i + 1) for i in range(len(frame))]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise DataError(f"{path}: object id {dup!r} appears twice")
+    seen = set()
+    for i in ids:
+        if i in seen:
+            raise DataError(f"{path}: object id {i!r} appears twice")
+        seen.add(i)
+    return frame, ids
+
+
+def _file_labels(frame, label_column):
+    from hlm.datasets import _readers as readers
+
+    if label_column and label_column in frame.columns:
+        return _labels(readers.labels_to_str(frame[label_column].to_numpy(dtype=object)))
+    return None
+
+
+def _records(path: Path, categories: dict, label_column: str | None, na_value: str | None):
+    features = list(categories)
+    frame, ids = _table(path, features)
+    codes = np.empty((len(frame), len(features)), dtype=np.int64)
+    for j, column in enumerate(features):
+        index = {v: k for k, v in enumerate(categories[column])}
+        for i, value in enumerate(frame[column].astype(object).tolist()):
+            cell = na_value if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+            if cell not in index:
+                raise DataError(f"{path}, row {i + 1} (id {ids[i]!r}): column {column!r} holds {value!r}, not one "
+                                f"of the training values ({', '.join(categories[column])})")
+            codes[i, j] = index[cell]
+    return ids, codes, _file_labels(frame, label_column)
+
+
+def _vectors(path: Path, features: list[str], label_column: str | None):
+    frame, ids = _table(path, features)
     X = np.empty((len(frame), len(features)))
     for j, column in enumerate(features):
         for i, value in enumerate(frame[column].tolist()):
@@ -107,7 +147,4 @@ def _vectors(path: Path, features: list[str], label_column: str | None):
     if len(bad):
         i, j = bad[0]
         raise DataError(f"{path}, row {i + 1} (id {ids[i]!r}): column {features[j]!r} is missing or not finite")
-    labels = None
-    if label_column and label_column in frame.columns:
-        labels = _labels(readers.labels_to_str(frame[label_column].to_numpy(dtype=object)))
-    return ids, X, labels
+    return ids, X, _file_labels(frame, label_column)

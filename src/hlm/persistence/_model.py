@@ -29,6 +29,8 @@ from hlm.persistence._state import StateError, from_state, to_state
 
 FORMAT = "hlm-model"
 FORMAT_VERSION = 1
+#: what an estimator takes (SavedModel.input)
+INPUTS = ("distances", "similarities", "vectors", "records")
 #: new objects classified per chunk: the chunk's relation to the reference objects is in memory at a time
 CHUNK_ROWS = 512
 
@@ -165,7 +167,7 @@ class SavedModel:
                                     f"training series all have {lengths[0]}")
             return out
         out = [str(s) for s in objects]
-        alphabet = set("".join(self.reference_objects))
+        alphabet = set(self.dataset.get("alphabet") or "".join(self.reference_objects))  # the training letters
         for i, s in enumerate(out):
             if not s or set(s) - alphabet:
                 raise DataError(f"{where}: new sequence {i} has letters outside the training alphabet "
@@ -211,6 +213,8 @@ class SavedModel:
     def _inputs(self, objects, relation):
         if (objects is None) == (relation is None):
             raise DataError("give the new objects either raw (objects) or as their relation (relation=)")
+        if len(objects if objects is not None else relation) == 0:
+            raise DataError("no new objects to classify")
         if relation is not None:
             if not self.takes_relation:
                 raise DataError(f"method '{self.method}' takes {self.input}, not distances to reference objects")
@@ -245,6 +249,9 @@ def save_model(model: SavedModel, path: str | os.PathLike) -> Path:
         If the estimator holds something that cannot be saved (the message names it).
     """
     path = Path(path)
+    if path.exists() and not _is_model_folder(path):  # never replace what is not a model
+        raise DataError(f"{path}: exists and is not a model folder; give a new path (or a model folder to "
+                        "replace)")
     tree, arrays = to_state(model.estimator)
     arrays = {f"estimator/{k}": v for k, v in arrays.items()}
     reference = {"ids": [str(i) for i in model.reference_ids], "index": model.reference_index.tolist()}
@@ -287,6 +294,13 @@ def save_model(model: SavedModel, path: str | os.PathLike) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp)
     return path
+
+
+def _is_model_folder(path: Path) -> bool:
+    try:
+        return path.is_dir() and json.loads((path / "model.json").read_text()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _finite(value):
@@ -361,15 +375,20 @@ def load_model(path: str | os.PathLike) -> SavedModel:
             objects = arrays["reference/vectors"]
         elif kind == "sequences":
             objects = list(reference["sequences"])
+        ids, index, n_train = list(reference["ids"]), np.asarray(reference["index"], dtype=np.int64), \
+            int(document["n_train"])
+        if (len(ids) != len(index) or (len(index) and (index.min() < 0 or index.max() >= n_train))
+                or document["input"] not in INPUTS or not hasattr(estimator, "predict")
+                or (objects is not None and len(objects) != len(ids))):
+            raise DataError(f"{doc_path}: damaged model (its reference objects, input or estimator disagree)")
         return SavedModel(
             estimator=estimator, method=document["method"], params=document["params"],
             classes=document["classes"], input=document["input"], dataset=document["dataset"],
-            n_train=int(document["n_train"]), reference_ids=list(reference["ids"]),
-            reference_index=np.asarray(reference["index"], dtype=np.int64), reference_objects=objects,
+            n_train=n_train, reference_ids=ids, reference_index=index, reference_objects=objects,
             arrays={k.removeprefix("dataset/"): v for k, v in arrays.items() if k.startswith("dataset/")},
             info=document.get("info", {}),
         )
     except StateError as exc:
         raise DataError(f"{doc_path}: damaged model ({exc})") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"{path}: damaged model (missing or bad {exc})") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise DataError(f"{path}: damaged model ({type(exc).__name__}: {str(exc)[:120]})") from None

@@ -16,10 +16,19 @@ import numpy as np
 import pandas as pd
 
 from hlm.errors import DataError
-from hlm.persistence._model import SavedModel
+from hlm.persistence._model import CHUNK_ROWS, SavedModel
 from hlm.persistence._reference import _unwrapped
 
 OUTPUT_SUFFIXES = (".csv", ".parquet")
+
+
+def _has_proba(model: SavedModel) -> bool:
+    return hasattr(model.estimator, "predict_proba")
+
+
+def _is_mixture_hlm(model: SavedModel) -> bool:
+    """Mixture HLM itself (not under a transform): its reference objects are its prototypes, by distance."""
+    return hasattr(model.estimator, "prototypes_") and _unwrapped(model.estimator) is model.estimator
 
 
 def reference_listing(model: SavedModel) -> str:
@@ -45,7 +54,7 @@ def read_relation(model: SavedModel, path: str | Path):
         if R.ndim != 2 or R.shape[1] != len(model.reference_ids):
             raise DataError(f"{path}: expected {len(model.reference_ids)} columns (the reference objects, in the "
                             f"order of hlm predict --reference), got shape {R.shape}")
-        return [str(i + 1) for i in range(len(R))], _numeric(R, path), None
+        return [str(i + 1) for i in range(len(R))], _numeric(R, path, model=model), None
     from hlm.datasets import _readers as readers
 
     frame = readers.read_table(path)
@@ -69,16 +78,25 @@ def read_relation(model: SavedModel, path: str | Path):
         R = frame[model.reference_ids].to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
         raise DataError(f"{path}: the relation holds a value that is not a number") from None
-    return ids, _numeric(R, path, ids), labels
+    return ids, _numeric(R, path, ids, model), labels
 
 
-def _numeric(R: np.ndarray, path: Path, ids=None) -> np.ndarray:
+def _numeric(R: np.ndarray, path: Path, ids=None, model: SavedModel | None = None) -> np.ndarray:
     R = np.asarray(R, dtype=np.float64)
     bad = np.argwhere(~np.isfinite(R))
+
+    def name(i):
+        return f"id {ids[i]!r}" if ids else f"row {i + 1}"
+
     if len(bad):
-        i = bad[0][0]
-        name = f"id {ids[i]!r}" if ids else f"row {i + 1}"
-        raise DataError(f"{path}: {name} has a missing or non-finite value")
+        raise DataError(f"{path}: {name(bad[0][0])} has a missing or non-finite value")
+    rule = model.dataset.get("to_distance") if model is not None else None
+    if model is not None and not model.dataset.get("native_similarity") and (R < 0).any():
+        raise DataError(f"{path}: {name(np.argwhere(R < 0)[0][0])} has a negative distance")
+    if model is not None and model.dataset.get("native_similarity") and rule in ("reciprocal", "neg_log") \
+            and (R <= 0).any():
+        raise DataError(f"{path}: {name(np.argwhere(R <= 0)[0][0])} has a similarity <= 0, which to_distance "
+                        f"{rule} cannot convert")
     return R
 
 
@@ -98,32 +116,39 @@ def predict_file(model: SavedModel, input_path, output_path, *, distances: bool 
             raise DataError(f"{where}: the model of data set '{model.dataset['name']}' (kind "
                             f"{model.dataset['kind']}) classifies new objects from their distances to its "
                             "reference objects: use --distances (hlm predict MODEL --reference lists them)")
-        if model.input == "records":
-            raise DataError(f"{where}: new categorical records are not read yet; load the model in Python "
-                            "(hlm.load_model) and predict from category codes")
         ids, objects, labels = read_new_objects(model.dataset["kind"], input_path,
                                                 features=model.dataset.get("features"),
-                                                label_column=model.dataset.get("label_column"))
+                                                label_column=model.dataset.get("label_column"),
+                                                categories=model.dataset.get("categories"),
+                                                na_value=model.dataset.get("na_value"))
         R = None
+        if model.dataset["kind"] == "vectors" or model.input == "records":
+            objects = np.asarray(objects)
+    if len(ids) == 0:
+        raise DataError(f"{where}: no new objects")
+    with_proba = _has_proba(model)
+    predicted, proba, nearest = [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the estimators' numerical warnings: the pipeline's logs keep them
-        if objects is not None and model.takes_relation:
-            R = model.relation(objects)  # raw objects: the relation, computed once for the labels and scores
-        predicted = model.predict(relation=R) if R is not None else model.predict(objects)
-        proba = None
-        if hasattr(model.estimator, "predict_proba"):
-            try:
-                proba = model.predict_proba(relation=R) if R is not None else model.predict_proba(objects)
-            except AttributeError:  # e.g. an SVM fitted without Platt scaling
-                proba = None
-    out = pd.DataFrame({"id": ids, "predicted": np.asarray(predicted).astype(str)})
-    if proba is not None:
+        for i in range(0, len(ids), CHUNK_ROWS):  # the relation of one chunk in memory at a time
+            if model.takes_relation:
+                chunk = R[i:i + CHUNK_ROWS] if R is not None else model.relation(objects[i:i + CHUNK_ROWS])
+                predicted.append(model.predict(relation=chunk))
+                proba.append(model.predict_proba(relation=chunk) if with_proba else None)
+                if _is_mixture_hlm(model):
+                    D = model.estimator_input(chunk)[:, model.reference_index]
+                    nearest.append(np.asarray(model.reference_ids, dtype=object)[np.argmin(D, axis=1)])
+            else:
+                chunk = objects[i:i + CHUNK_ROWS]
+                predicted.append(model.predict(chunk))
+                proba.append(model.predict_proba(chunk) if with_proba else None)
+    out = pd.DataFrame({"id": ids, "predicted": np.concatenate(predicted).astype(str)})
+    if with_proba:
+        P = np.concatenate(proba)
         for k, cls in enumerate(model.classes):
-            out[f"proba_{cls}"] = proba[:, k]
-    inner = _unwrapped(model.estimator)
-    if R is not None and hasattr(inner, "prototypes_") and inner is model.estimator:
-        D = model.estimator_input(R)[:, model.reference_index]
-        out["nearest_prototype"] = np.asarray(model.reference_ids, dtype=object)[np.argmin(D, axis=1)]
+            out[f"proba_{cls}"] = P[:, k]
+    if nearest:
+        out["nearest_prototype"] = np.concatenate(nearest)
     lines = []
     if objects is not None and model.takes_relation:
         lines.append(f"hlm: computed {model.n_computed} distances: {len(ids)} new objects x "

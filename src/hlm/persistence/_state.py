@@ -15,8 +15,10 @@ values, and typed nodes ``{"@": type, ...}`` for what JSON lacks:
   class or a module-level function of those packages, by name.
 
 Anything else (a lambda, an open file, a class of another package) cannot be saved: :class:`StateError`
-names the attribute's path. Loading imports only modules of this project and of scikit-learn, and calls no
-code of the file: the reason model files never hold pickles (a pickle runs what it names).
+names the attribute's path. Loading imports only modules of this project and of scikit-learn, and rebuilds
+only this project's classes, scikit-learn's estimators and the compiled trees and metrics they hold, each
+named by the module that defines it: the reason model files never hold pickles (a pickle runs what it
+names).
 
 Examples
 --------
@@ -106,6 +108,8 @@ def _join(path: str, name) -> str:
 def _encode(value, path: str, arrays: dict):
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, np.generic):  # before float: np.float64 is one
+        return {"@": "scalar", "dtype": value.dtype.str, "value": _encode(value.item(), path, arrays)}
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float):
@@ -119,8 +123,6 @@ def _encode(value, path: str, arrays: dict):
             return {"@": "objects", "shape": list(value.shape),
                     "items": [_encode(v, _join(path, i), arrays) for i, v in enumerate(value.ravel().tolist())]}
         raise StateError(f"cannot save {path or 'the object'}: an array of dtype {value.dtype}")
-    if isinstance(value, np.generic):
-        return {"@": "scalar", "dtype": value.dtype.str, "value": _encode(value.item(), path, arrays)}
     if isinstance(value, np.dtype):
         return {"@": "dtype", "value": value.str}
     if isinstance(value, list):
@@ -158,16 +160,36 @@ def _qualified(obj, path: str) -> str:
 
 
 def _resolve(name: str, path: str):
+    """The class or function ``module:qualname`` names, if it is defined there, in hlm or scikit-learn: the
+    qualname is followed from the module, and the object found must say it is that module's (so that no
+    name reaches another package's object through a module's imports, e.g. ``hlm.x:os.system``)."""
     module, _, qualname = str(name).partition(":")
+    where = f"model state at {path or 'the top'}"
     if module.split(".")[0] not in TRUSTED or not qualname:
-        raise StateError(f"model state at {path or 'the top'}: {name!r} is not of {' or '.join(TRUSTED)}")
+        raise StateError(f"{where}: {name!r} is not of {' or '.join(TRUSTED)}")
     try:
         obj = import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError):
-        raise StateError(f"model state at {path or 'the top'}: {name} does not exist in this version") from None
+    except (ImportError, AttributeError, ValueError):
+        raise StateError(f"{where}: {name} does not exist in this version") from None
+    if getattr(obj, "__module__", None) != module or getattr(obj, "__qualname__", None) != qualname:
+        raise StateError(f"{where}: {name!r} is not a class or function defined in {module}")
     return obj
+
+
+def _trusted_class(cls, name: str, path: str):
+    """A class a model may hold: one of this project's, a scikit-learn estimator, or one of the compiled
+    helpers scikit-learn's estimators hold (trees, distance metrics). Nothing else is rebuilt."""
+    from sklearn.base import BaseEstimator
+    from sklearn.metrics import DistanceMetric
+    from sklearn.neighbors import BallTree, KDTree
+
+    ok = isinstance(cls, type) and (cls.__module__.split(".")[0] == "hlm" or issubclass(cls, BaseEstimator)
+                                    or issubclass(cls, (KDTree, BallTree, DistanceMetric)))
+    if not ok:
+        raise StateError(f"model state at {path or 'the top'}: {name} is not a class a model may hold")
+    return cls
 
 
 def _decode(node, arrays, path: str):
@@ -202,15 +224,22 @@ def _objects(node, arrays, path):
 
 
 def _new(node, path):
-    cls = _resolve(node["class"], path)
-    if not isinstance(cls, type):
-        raise StateError(f"model state at {path or 'the top'}: {node['class']} is not a class")
+    cls = _trusted_class(_resolve(node["class"], path), node["class"], path)
     return cls.__new__(cls)
 
 
 def _object(node, arrays, path):
+    if not isinstance(node.get("state"), dict):
+        raise StateError(f"model state at {path or 'the top'}: the state of {node.get('class')} is not a mapping")
     obj = _new(node, path)
     obj.__dict__.update({k: _decode(v, arrays, _join(path, k)) for k, v in node["state"].items()})
+    return obj
+
+
+def _function(name, path):
+    obj = _resolve(name, path)
+    if isinstance(obj, type) or not callable(obj) or not obj.__module__.startswith("hlm."):
+        raise StateError(f"model state at {path or 'the top'}: {name} is not a function of hlm")
     return obj
 
 
@@ -229,8 +258,8 @@ _DECODERS = {
     "tuple": lambda n, a, p: tuple(_decode(v, a, _join(p, i)) for i, v in enumerate(n["items"])),
     "set": lambda n, a, p: {_decode(v, a, _join(p, i)) for i, v in enumerate(n["items"])},
     "dict": lambda n, a, p: {_decode(k, a, p): _decode(v, a, _join(p, k)) for k, v in n["items"]},
-    "type": lambda n, a, p: _resolve(n["name"], p),
-    "function": lambda n, a, p: _resolve(n["name"], p),
+    "type": lambda n, a, p: _trusted_class(_resolve(n["name"], p), n["name"], p),
+    "function": lambda n, a, p: _function(n["name"], p),
     "object": _object,
     "setstate": _setstate,
 }

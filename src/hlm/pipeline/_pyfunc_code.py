@@ -23,7 +23,7 @@ class SavedHLMModel(PythonModel):
         columns = [str(c) for c in frame.columns]
         features = model.dataset.get("features") or []
         if features and set(features) <= set(columns):
-            X = frame[features].to_numpy(dtype=np.float64)
+            X = frame[features].to_numpy(dtype=np.int64 if model.input == "records" else np.float64)
             predicted, proba = model.predict(X), (model.predict_proba(X) if self._proba() else None)
         else:
             frame.columns = columns

@@ -105,9 +105,13 @@ def _fixed_grid(method_id: str, params: dict) -> dict:
     grid = METHODS[method_id].default_grid
     names = {_bare(k): k for point in (grid if isinstance(grid, list) else [grid]) for k in point}
     unknown = sorted(set(params) - set(names))
+    known = ", ".join(sorted(names)) or "none"
     if unknown:
-        known = ", ".join(sorted(names)) or "none"
         raise ConfigError(f"--params: method '{method_id}' has no grid parameter {unknown[0]!r} (its grid: {known})")
+    missing = sorted(set(names) - set(params))
+    if missing:  # a partial point would leave the others at the estimator's defaults, which no CV chose
+        raise ConfigError(f"--params: give every grid parameter of method '{method_id}' ({known}); missing: "
+                          f"{', '.join(missing)}")
     return {names[k]: [v] for k, v in params.items()}
 
 
@@ -173,7 +177,9 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
     arrays = {}
     if meta.get("standardize") and vectors is not None:
         arrays = {"feature_mean": np.asarray(meta["feature_mean"]), "feature_sd": np.asarray(meta["feature_sd"])}
-    sha = meta.get("sha256") or (source_sha256(Path(root) / spec.path, spec.where) if spec.path else None)
+    sha = meta.get("sha256")
+    if sha is None and spec.path and loaded is None:  # the pipeline's artifacts record it
+        sha = source_sha256(Path(root) / spec.path, spec.where)
     if sha is None and objects is not None:  # read from a package (aeon): the SHA-256 of the objects read
         sha = objects_sha256(artifact.ids, artifact.labels, objects)
     description = {
@@ -182,8 +188,12 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
         "to_distance": meta.get("to_distance"), "upper_bound": meta.get("upper_bound"),
         "symmetrized": bool(meta.get("symmetrized")), "native_similarity": native_similarity,
         "standardize": bool(meta.get("standardize")), "n_objects": int(artifact.n),
-        "features": meta.get("features") if spec.kind == "vectors" else None,
-        "label_column": spec.label_column if spec.kind == "vectors" else None,
+        "features": (meta.get("features") if spec.kind == "vectors" else
+                     list(meta["values"]) if spec.kind == "categorical" else None),
+        "categories": meta.get("values") if spec.kind == "categorical" else None,
+        "na_value": meta.get("na_value") if spec.kind == "categorical" else None,
+        "alphabet": "".join(sorted(set("".join(objects)))) if spec.kind == "sequences" else None,
+        "label_column": spec.label_column if spec.kind in ("vectors", "categorical") else None,
         "series_lengths": ([min(len(x) for x in objects), max(len(x) for x in objects)]
                            if spec.kind == "series" else None),
     }

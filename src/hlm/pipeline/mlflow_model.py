@@ -4,6 +4,8 @@
 code is :data:`CODE` (this project's ``hlm/pipeline/_pyfunc_code.py``), with a signature:
 
 * a data set of feature vectors: the feature columns, by name (new objects as raw vectors);
+* categorical records: the feature columns, by name, holding the category codes (``dataset.categories``
+  of the model folder lists each feature's values in code order);
 * any other: one column per reference object, by id (the new objects' distances, or a similarity data
   set's similarities, to them);
 
@@ -27,6 +29,8 @@ def signature(model):
 
     if model.dataset["kind"] == "vectors" and model.input in ("vectors", "distances"):
         inputs = [ColSpec("double", str(c)) for c in model.dataset["features"]]
+    elif model.input == "records":  # categorical records: each feature's category code (docs/models.md)
+        inputs = [ColSpec("long", str(c)) for c in model.dataset["features"]]
     else:
         inputs = [ColSpec("double", str(r)) for r in model.reference_ids]
     outputs = [ColSpec("string", "predicted")]

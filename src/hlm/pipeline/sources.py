@@ -70,6 +70,20 @@ def method_sources(method) -> list[str]:
     return run_sources(f"method {method.id!r}", (*STAGE_MODULES, *estimator_modules(method)), method.not_run)
 
 
+#: the model stage's (hlm.pipeline.stages.model.fit) imports it never runs: it reads the run's artifacts, so the
+#: readers of raw files, the distance table and the row blocks (``hlm fit``'s path) are not its code
+MODEL_NOT_RUN = ("datasets/_prepare.py", "datasets/_readers.py", "datasets/_generated.py", "datasets/_series.py",
+                 "datasets/_sequences.py", "distances/_blocks.py", "distances/_registry.py")
+
+
+def model_sources(method) -> list[str]:
+    """The source files a method's model fit (rule fit_model) depends on: the model stage's and its estimator's
+    modules, less the method's ``not_run`` and :data:`MODEL_NOT_RUN`."""
+    return run_sources(f"model of method {method.id!r}",
+                       ("hlm.pipeline.jobs", "hlm.pipeline.stages.model", *estimator_modules(method)),
+                       (*method.not_run, *MODEL_NOT_RUN))
+
+
 def incremental_sources(scheme: str) -> list[str]:
     """The source files an incremental scheme's jobs depend on (as ``method_sources``); the online KDE schemes
     add their learner's, which the job imports by name."""
