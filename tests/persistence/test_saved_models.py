@@ -373,3 +373,24 @@ def test_from_results_takes_the_most_frequent_choice(project, tmp_path):
     pd.DataFrame({"split": [3, 0, 1, 2, 4], "params": [json.dumps(p) for p in params],
                   "cv_error": ["{}"] * 5}).to_parquet(path)
     assert chosen_params(path, "knn") == {"n_neighbors": 2}  # 2 and 4 twice each: split 0 chose 2
+
+
+def test_statlog_dna_indicators_read_as_the_registry_reads_them(tmp_path):
+    """New DNA sequences in the entry's own format (an R data file of 180 indicator columns): the same strings
+    as the registry's reader gives for those objects; without the label column, no labels."""
+    import pyreadr
+
+    from hlm.datasets._new_objects import read_new_objects
+    from hlm.datasets._objects import load_objects
+    from hlm.datasets._readers import read_rda
+    from hlm.datasets._registry import load_registry
+
+    root = Path(__file__).parents[2]
+    spec = load_registry(root / "config/datasets.yaml", names=["dna"])["dna"]
+    ids, objects, labels, _ = load_objects(spec, root)
+    frame = read_rda(root / spec.path).iloc[[0, 5, 900]]
+    pyreadr.write_rdata(str(tmp_path / "new.rda"), frame, df_name="DNA")
+    got_ids, got, got_labels = read_new_objects("sequences", tmp_path / "new.rda", label_column="Class")
+    assert got == [objects[ids.index(i)] for i in got_ids] and got_labels == [labels[ids.index(i)] for i in got_ids]
+    pyreadr.write_rdata(str(tmp_path / "unlabelled.rda"), frame.drop(columns="Class"), df_name="DNA")
+    assert read_new_objects("sequences", tmp_path / "unlabelled.rda", label_column="Class")[2] is None

@@ -2,7 +2,8 @@
 
 * series: a CSV ``id,label,`` then the values (an empty label: none), or a folder of series files (one
   sub-folder per class, or the files directly in it: no labels);
-* sequences: FASTA, ``>id|label`` or ``>id``;
+* sequences: FASTA, ``>id|label`` or ``>id``, or an R data file of StatLog DNA's indicator columns (the
+  label column optional);
 * vectors: a record table (CSV with a header, Parquet, or an R data file) holding the data set's feature
   columns by name, an optional ``id`` column and optionally the label column;
 * categorical records: the same, their values among the training values of each feature (a missing cell
@@ -33,7 +34,7 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
     features : list of str or None
         kind vectors: the feature columns, in the model's order.
     label_column : str or None
-        kind vectors and categorical: the label column, if the file has it.
+        kinds vectors, categorical and sequences (an R data file): the label column, if the file has it.
     categories : dict of str to list of str, or None
         kind categorical: each feature's values, in code order (the records become these codes).
     na_value : str or None
@@ -70,9 +71,22 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
             ids, objects, labels = series.read_series_csv(path)
         return ids, objects, _labels(labels)
     if kind == "sequences":
-        from hlm.datasets._sequences import read_fasta
+        from hlm.datasets import _sequences as sequences
 
-        ids, objects, labels = read_fasta(path, labels_required=False)
+        if path.suffix.lower() in (".rda", ".rdata", ".rds"):  # StatLog DNA's indicator columns
+            from hlm.datasets import _readers as readers
+
+            frame = readers.read_rda(path)
+            labels = (_labels(readers.labels_to_str(frame.pop(label_column).to_numpy(dtype=object)))
+                      if label_column and label_column in frame.columns else None)
+            try:
+                objects = sequences.decode_indicators(frame.astype(int).to_numpy(), where=str(path))
+            except (TypeError, ValueError):
+                raise DataError(f"{path}: the indicator columns must hold 0 and 1 only") from None
+            ids = [str(i) for i in frame.index]
+            sequences.check_sequences(ids, objects, where=str(path))
+            return ids, objects, labels
+        ids, objects, labels = sequences.read_fasta(path, labels_required=False)
         return ids, objects, _labels(labels)
     if kind == "vectors":
         return _vectors(path, features or [], label_column)

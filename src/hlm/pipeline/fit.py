@@ -193,7 +193,7 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
         "categories": meta.get("values") if spec.kind == "categorical" else None,
         "na_value": meta.get("na_value") if spec.kind == "categorical" else None,
         "alphabet": "".join(sorted(set("".join(objects)))) if spec.kind == "sequences" else None,
-        "label_column": spec.label_column if spec.kind in ("vectors", "categorical") else None,
+        "label_column": spec.label_column if spec.kind in ("vectors", "categorical", "sequences") else None,
         "series_lengths": ([min(len(x) for x in objects), max(len(x) for x in objects)]
                            if spec.kind == "series" else None),
     }
