@@ -203,7 +203,7 @@ def block_size(dataset):
 
 def distance_options(dataset):
     spec = REGISTRY[dataset]
-    return {"window": spec.window} if spec.window is not None else {}
+    return spec.distance_options
 
 
 def distance_blocks(wildcards):

@@ -12,6 +12,7 @@ import difflib
 import math
 import re
 from dataclasses import asdict, dataclass, fields
+from dataclasses import field as dataclass_field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -87,7 +88,11 @@ class DatasetSpec:
     source : str or None, default None
         aeon only: the UCR data set inside the aeon package (e.g. ``"GunPoint"``).
     window : float or None, default None
-        dtw only: the Sakoe-Chiba band as a fraction of the series length (None: the full window).
+        series: the Sakoe-Chiba band of the elastic distance as a fraction of the series length (None: the
+        full window).
+    distance_params : dict or None, default None
+        series: the parameters of an elastic distance other than ``window`` (aeon's names, e.g. ``{"c": 1.0}``
+        for ``msm``); checked against the distance on two short series when the entry is read.
     encoding : str or None, default None
         rda sequences only: ``"statlog_indicators"`` (StatLog DNA's 3 indicator columns per nucleotide).
     block_size : int or None, default None
@@ -135,12 +140,18 @@ class DatasetSpec:
     sha256: str | None = None
     source: str | None = None
     window: float | None = None
+    distance_params: dict | None = dataclass_field(default=None, hash=False)  # a mapping: not part of the hash
     encoding: str | None = None
     block_size: int | None = None
     generator: str | None = None
     n_objects: int | None = None
     n_features: int | None = None
     seed: int | None = None
+
+    @property
+    def distance_options(self) -> dict:
+        """The options of the entry's distance: ``window`` and ``distance_params`` (none: {})."""
+        return {**({"window": self.window} if self.window is not None else {}), **(self.distance_params or {})}
 
     @property
     def where(self) -> str:
@@ -300,14 +311,51 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
         values["upper_bound"] = float(values["upper_bound"])
     if values.get("drop_columns") is not None:
         values["drop_columns"] = tuple(values["drop_columns"])
-    for field in ("n_objects", "n_features", "seed"):  # JSON Schema's integers include 2.0
-        if values.get(field) is not None:
-            values[field] = int(values[field])
+    for key in ("n_objects", "n_features", "seed"):  # JSON Schema's integers include 2.0
+        if values.get(key) is not None:
+            values[key] = int(values[key])
     if values.get("remove_at_random") is not None:
         r = values["remove_at_random"]
         values["remove_at_random"] = RemoveAtRandom(fraction=float(r["fraction"]), seed=int(r["seed"]))
         values.setdefault("missing", "keep")  # the removed cells stay missing
+    if values.get("distance_params") is not None:  # (window alone: the schema's 0..1, which every one takes)
+        _check_distance_params(values, f"{source}: entry '{name}'")
     return DatasetSpec(name=str(name), **values)
+
+
+def _check_distance_params(values: dict, where: str) -> None:
+    """ConfigError for a parameter the entry's distance does not take, or a value it refuses (tried on two
+    short series, so that a bad value fails when the entry is read, not in the distance jobs)."""
+    import numpy as np
+
+    from hlm.distances._registry import get_distance
+
+    distance = get_distance(values.get("distance"))
+    params = {**({"window": values["window"]} if values.get("window") is not None else {}),
+              **(values.get("distance_params") or {})}
+    unknown = sorted(set(params) - set(distance.options))
+    if unknown:
+        takes = ", ".join(distance.options) or "none"
+        raise ConfigError(f"{where}: distance {distance.name} has no parameter {unknown[0]!r} (its parameters: "
+                          f"{takes})")
+    for key, value in params.items():  # the types aeon's compiled code expects (else numba's long typing error)
+        kind = _PARAM_TYPES.get(key, "number")
+        ok = (isinstance(value, bool) if kind == "boolean" else isinstance(value, str) if kind == "string"
+              else isinstance(value, int) and not isinstance(value, bool) if kind == "integer"
+              else isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+        if not ok:
+            what = {"number": "a finite number", "integer": "an integer"}.get(kind, f"a {kind}")
+            raise ConfigError(f"{where}: distance {distance.name}'s parameter {key!r} must be {what} (got {value!r})")
+    probe = [np.array([0.0, 1.0, 2.0, 1.0]), np.array([0.0, 0.5, 2.0, 1.0, 0.0])]
+    try:
+        distance.pairwise(probe, probe, params)
+    except Exception as exc:  # noqa: BLE001 - whatever aeon raises for a value it refuses: one line
+        message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"{where}: distance {distance.name} refuses distance_params {params}: {message}") from None
+
+
+#: the elastic distances' parameters that are not real numbers
+_PARAM_TYPES = {"independent": "boolean", "descriptor": "string", "reach": "integer"}
 
 
 def _check_finite(schema: dict, entry: dict, where: str, prefix: str = "") -> None:

@@ -11,8 +11,11 @@ Examples
 The table :data:`DISTANCES`, by name:
 
 >>> from hlm.distances import DISTANCES
->>> list(DISTANCES)
-['dtw', 'alignment', 'hamming', 'euclidean', 'cityblock', 'cosine', 'vdm']
+>>> list(DISTANCES)  # doctest: +NORMALIZE_WHITESPACE
+['dtw', 'ddtw', 'wdtw', 'wddtw', 'lcss', 'erp', 'edr', 'msm', 'twe', 'adtw', 'shape_dtw',
+ 'alignment', 'hamming', 'euclidean', 'cityblock', 'cosine', 'vdm']
+>>> DISTANCES["msm"].options
+('window', 'independent', 'c', 'itakura_max_slope')
 >>> DISTANCES["alignment"].kind, DISTANCES["alignment"].similarity
 ('sequences', True)
 >>> DISTANCES["dtw"].options
@@ -135,16 +138,35 @@ class Distance:
         return self.pairwise(X, X)
 
 
+#: aeon's elastic distances (hlm.distances._elastic): name -> the parameters an entry may give (aeon 1.6's,
+#: less its implementation arguments). Here, not there: the DTW jobs' code inputs hold this table, not that module
+ELASTIC = {
+    "ddtw": ("window", "itakura_max_slope"),
+    "wdtw": ("window", "g", "itakura_max_slope"),
+    "wddtw": ("window", "g", "itakura_max_slope"),
+    "lcss": ("window", "epsilon", "itakura_max_slope"),
+    "erp": ("window", "g", "itakura_max_slope"),
+    "edr": ("window", "epsilon", "itakura_max_slope"),
+    "msm": ("window", "independent", "c", "itakura_max_slope"),
+    "twe": ("window", "nu", "lmbda", "itakura_max_slope"),
+    "adtw": ("window", "warp_penalty", "itakura_max_slope"),
+    "shape_dtw": ("window", "descriptor", "reach", "itakura_max_slope"),
+}
+
+
 def _load(function: str):
     module, name = function.split(":")
     return getattr(import_module(module), name)
 
 
-#: The table of distances, ``{name: Distance}``: ``dtw`` (series), ``alignment`` (sequences; a similarity),
+#: The table of distances, ``{name: Distance}``: ``dtw`` and aeon's elastic distances (series:
+#: :data:`hlm.distances._elastic.ELASTIC`), ``alignment`` (sequences; a similarity),
 #: ``hamming`` (sequences), ``euclidean``, ``cityblock`` and ``cosine`` (feature vectors), ``vdm`` (categorical
 #: records; it uses the class labels, so it has no ``function``). Examples: the module docstring.
 DISTANCES: dict[str, Distance] = {d.name: d for d in (
     Distance("dtw", "series", "hlm.distances._dtw:dtw", options=("window",)),
+    *(Distance(n, "series", "hlm.distances._elastic:elastic", options=o, fixed=(("metric", n),))
+      for n, o in ELASTIC.items()),
     Distance("alignment", "sequences", "hlm.distances._alignment:alignment_scores", similarity=True),
     Distance("hamming", "sequences", "hlm.distances._hamming:hamming"),
     Distance("euclidean", "vectors", "hlm.distances._euclidean:pairwise_euclidean",
@@ -185,7 +207,7 @@ def get_distance(name: str) -> Distance:
     >>> get_distance("levenshtein")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    hlm.errors.DataError: unknown distance 'levenshtein'; expected one of dtw, alignment, hamming, ...
+    hlm.errors.DataError: unknown distance 'levenshtein'; expected one of dtw, ddtw, wdtw, ...
     """
     try:
         return DISTANCES[name]

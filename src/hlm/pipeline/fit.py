@@ -38,7 +38,7 @@ def objects_artifact(spec, root, block_size: int | None = None, objects=None):
     from hlm.distances._blocks import assemble, block_ranges, compute_block
 
     ids, objs, labels, meta = objects if objects is not None else load_objects(spec, root)
-    options = {"window": spec.window} if spec.window is not None else {}
+    options = spec.distance_options
     block_size = spec.block_size or block_size or project_config()["distance_block_size"]
     blocks = [(i0, i1, compute_block(objs, spec.distance, i0, i1, options))
               for i0, i1 in block_ranges(len(objs), block_size)]
@@ -184,7 +184,7 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
         sha = objects_sha256(artifact.ids, artifact.labels, objects)
     description = {
         "name": dataset, "kind": spec.kind, "format": spec.format, "source": meta.get("source"), "sha256": sha,
-        "distance": spec.distance, "options": {"window": spec.window} if spec.window is not None else {},
+        "distance": spec.distance, "options": spec.distance_options,
         "to_distance": meta.get("to_distance"), "upper_bound": meta.get("upper_bound"),
         "symmetrized": bool(meta.get("symmetrized")), "native_similarity": native_similarity,
         "standardize": bool(meta.get("standardize")), "n_objects": int(artifact.n),
