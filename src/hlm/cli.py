@@ -7,6 +7,11 @@ reads the raw file(s), validates them, converts to distances (paper section
 and the problem (exit status 2). The registry and the distance stage's block
 size default to the pipeline's (hlm.pipeline.config: the config schema's defaults).
 
+    hlm datasets [--aeon]
+
+lists the registry's entries, or the classification sets the installed aeon
+bundles (any of them is an entry's `source` with `format: aeon`).
+
     hlm fit DATASET --method M -o DIR [--params JSON | --from-results]
 
 fits method M on all labelled objects of a registry entry (parameters chosen by
@@ -85,6 +90,33 @@ def project_config() -> dict:
     return settings(".")
 
 
+def _datasets(args) -> None:
+    """The registry's entries, or (``--aeon``) the classification sets the installed aeon bundles."""
+    if args.aeon:
+        from aeon.datasets import load_from_ts_file
+
+        from hlm.datasets._series import aeon_sets
+
+        print(f"{'source':24s} {'train':>6s} {'test':>6s} {'classes':>7s} {'channels':>8s} {'length':>9s}  usable")
+        for name, ts in aeon_sets().items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                (X, y), (X_test, _) = load_from_ts_file(str(ts.train)), load_from_ts_file(str(ts.test))
+            lengths = sorted({np.shape(x)[-1] for x in [*X, *X_test]})
+            span = f"{lengths[0]}" if len(lengths) == 1 else f"{lengths[0]}-{lengths[-1]}"
+            usable = "yes" if ts.univariate else "no: several channels"
+            print(f"{name:24s} {len(X):6d} {len(X_test):6d} {len(set(map(str, y))):7d} {np.shape(X[0])[0]:8d} "
+                  f"{span:>9s}  {usable}")
+        print("hlm: a registry entry names one by `format: aeon` and `source: <name>`")
+        return
+    from hlm.datasets._registry import load_registry
+
+    registry = load_registry(args.registry or project_config()["registry"])
+    for name, spec in registry.items():
+        distance = spec.distance or spec.to_distance or ""
+        print(f"{name:24s} {spec.kind:12s} {spec.format:10s} {distance}")
+
+
 def _fit(args) -> None:
     import json
     import time
@@ -158,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--registry", help="the data set registry (default: the pipeline's, from "
                        "config/config.yaml or the config schema)")
     check.add_argument("--root", default=".", help="directory the entry's paths are relative to")
+    datasets = sub.add_parser("datasets", help="list the registry's entries, or the sets aeon bundles (--aeon)")
+    datasets.add_argument("--aeon", action="store_true", help="the classification sets the installed aeon ships")
+    datasets.add_argument("--registry", help="the data set registry (default: the pipeline's)")
     fit = sub.add_parser("fit", help="fit one method on all labelled objects of a registry entry; save it")
     fit.add_argument("dataset")
     fit.add_argument("--method", required=True, help="a method id of the method table (e.g. hlm_vsh, knn)")
@@ -182,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     ui.add_argument("--experiment", help="MLflow experiment (default: the pipeline's, from config/config.yaml)")
     args = parser.parse_args(argv)
     try:
-        {"check": _check, "fit": _fit, "predict": _predict, "ui": _ui}[args.command](args)
+        {"check": _check, "datasets": _datasets, "fit": _fit, "predict": _predict, "ui": _ui}[args.command](args)
     except HLMError as exc:
         return print_error(exc)
     except OSError as exc:  # an output that cannot be written (a read-only folder, a full disk)

@@ -6,6 +6,7 @@ Their distances (DTW) are in :mod:`hlm.distances`.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,20 +14,67 @@ import numpy as np
 from hlm.datasets._textfiles import csv_rows, labels_by_id, read_text
 from hlm.errors import DataError
 
-#: registry ``source`` name -> aeon loader (offline: the data ship inside the aeon wheel)
-AEON_SETS = {"GunPoint": "load_gunpoint", "ItalyPowerDemand": "load_italy_power_demand"}
+
+@dataclass(frozen=True)
+class AeonSet:
+    """A classification set shipped inside the installed aeon wheel (its ``_TRAIN.ts`` and ``_TEST.ts``)."""
+
+    name: str
+    train: Path
+    test: Path
+    univariate: bool
+    equal_length: bool
+
+
+def aeon_sets() -> dict[str, AeonSet]:
+    """The classification sets the installed aeon bundles, by name: the folders of ``aeon/datasets/data``
+    holding ``<name>_TRAIN.ts`` and ``<name>_TEST.ts`` whose header says ``@classLabel true`` (regression and
+    forecasting sets are left out)."""
+    import aeon.datasets
+
+    root = Path(aeon.datasets.__file__).parent / "data"
+    out = {}
+    for train in sorted(root.glob("*/*_TRAIN.ts")):
+        name = train.name.removesuffix("_TRAIN.ts")
+        test = train.with_name(f"{name}_TEST.ts")
+        if name != train.parent.name or not test.is_file():
+            continue
+        header = _ts_header(train)
+        if header.get("classlabel", "").split()[:1] == ["true"]:
+            out[name] = AeonSet(name, train, test, header.get("univariate") == "true",
+                                header.get("equallength", "true") == "true")
+    return out
+
+
+def _ts_header(path: Path) -> dict[str, str]:
+    """The ``@key value`` lines of a ``.ts`` file before ``@data`` (keys lower-cased)."""
+    header = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if line.lower().startswith("@data"):
+                break
+            if line.startswith("@"):
+                key, _, value = line[1:].partition(" ")
+                header[key.lower()] = value.strip().lower()
+    return header
 
 
 def load_aeon(name: str) -> tuple[list[str], list[np.ndarray], list[str]]:
-    """(ids, series, labels) of a bundled UCR set, train then test part (ids ``train-0``, ``test-0``, ...)."""
-    if name not in AEON_SETS:
-        raise DataError(f"aeon data set {name!r} is not available offline; known: {', '.join(AEON_SETS)}")
-    import aeon.datasets
+    """(ids, series, labels) of a bundled classification set, train then test part (ids ``train-0``, ...),
+    read by aeon's ``load_from_ts_file``. A multichannel set is refused (one line): series are one channel."""
+    sets = aeon_sets()
+    if name not in sets:
+        raise DataError(f"aeon data set {name!r} is not bundled with the installed aeon; bundled classification "
+                        f"sets: {', '.join(sets)} (hlm datasets --aeon lists them)")
+    if not sets[name].univariate:
+        raise DataError(f"aeon data set {name!r} has several channels; series here have one (univariate "
+                        f"bundled sets: {', '.join(n for n, s in sets.items() if s.univariate)})")
+    from aeon.datasets import load_from_ts_file
 
-    loader = getattr(aeon.datasets, AEON_SETS[name])
     ids, series, labels = [], [], []
-    for part in ("train", "test"):
-        X, y = loader(split=part)
+    for part, path in (("train", sets[name].train), ("test", sets[name].test)):
+        X, y = load_from_ts_file(str(path))
         for k in range(len(y)):
             ids.append(f"{part}-{k}")
             series.append(np.asarray(X[k], dtype=np.float64).reshape(-1))
