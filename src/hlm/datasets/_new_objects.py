@@ -22,7 +22,8 @@ from hlm.errors import DataError
 
 
 def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None = None,
-                     label_column: str | None = None, categories: dict | None = None, na_value: str | None = None):
+                     label_column: str | None = None, categories: dict | None = None, na_value: str | None = None,
+                     alphabet: str | None = None):
     """(ids, objects, labels or None) of the new objects in ``path``.
 
     Parameters
@@ -39,6 +40,8 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
         kind categorical: each feature's values, in code order (the records become these codes).
     na_value : str or None
         kind categorical: the value a missing cell takes, as in the registry entry.
+    alphabet : str or None
+        kind sequences: the letters a sequence may hold (None: DNA's).
 
     Returns
     -------
@@ -86,7 +89,8 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
             ids = [str(i) for i in frame.index]
             sequences.check_sequences(ids, objects, where=str(path))
             return ids, objects, labels
-        ids, objects, labels = sequences.read_fasta(path, labels_required=False)
+        ids, objects, labels = sequences.read_fasta(path, labels_required=False,
+                                                    alphabet=alphabet or sequences.DNA_ALPHABET)
         return ids, objects, _labels(labels)
     if kind == "vectors":
         return _vectors(path, features or [], label_column)

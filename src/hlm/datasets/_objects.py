@@ -117,7 +117,8 @@ def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], 
                 elif spec.kind == "series":
                     ids, objects, labels = series.read_series_csv(src)
                 else:
-                    ids, objects, labels = sequences.read_fasta(src, labels_path)
+                    ids, objects, labels = sequences.read_fasta(src, labels_path,
+                                                                sequences.ALPHABETS[spec.alphabet or "dna"])
             except DataError as exc:  # paths as in the registry: relative to root
                 message = str(exc) if str(root) == "." else str(exc).replace(f"{root}{os.sep}", "")
                 raise DataError(f"dataset '{spec.name}': {message}") from None

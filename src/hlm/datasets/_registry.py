@@ -92,7 +92,10 @@ class DatasetSpec:
         full window).
     distance_params : dict or None, default None
         series: the parameters of an elastic distance other than ``window`` (aeon's names, e.g. ``{"c": 1.0}``
-        for ``msm``); checked against the distance on two short series when the entry is read.
+        for ``msm``), or the alignment's (``mode``, ``substitution_matrix``, gap scores); checked against the
+        distance on two short objects when the entry is read.
+    alphabet : {"dna", "protein"} or None, default None
+        sequences: the letters a FASTA file may hold (None: dna).
     encoding : str or None, default None
         rda sequences only: ``"statlog_indicators"`` (StatLog DNA's 3 indicator columns per nucleotide).
     block_size : int or None, default None
@@ -141,6 +144,7 @@ class DatasetSpec:
     source: str | None = None
     window: float | None = None
     distance_params: dict | None = dataclass_field(default=None, hash=False)  # a mapping: not part of the hash
+    alphabet: str | None = None
     encoding: str | None = None
     block_size: int | None = None
     generator: str | None = None
@@ -346,7 +350,8 @@ def _check_distance_params(values: dict, where: str) -> None:
         if not ok:
             what = {"number": "a finite number", "integer": "an integer"}.get(kind, f"a {kind}")
             raise ConfigError(f"{where}: distance {distance.name}'s parameter {key!r} must be {what} (got {value!r})")
-    probe = [np.array([0.0, 1.0, 2.0, 1.0]), np.array([0.0, 0.5, 2.0, 1.0, 0.0])]
+    probe = ([np.array([0.0, 1.0, 2.0, 1.0]), np.array([0.0, 0.5, 2.0, 1.0, 0.0])] if distance.kind == "series"
+             else ["ACGTAC", "AGTTC"])
     try:
         distance.pairwise(probe, probe, params)
     except Exception as exc:  # noqa: BLE001 - whatever aeon raises for a value it refuses: one line
@@ -355,7 +360,8 @@ def _check_distance_params(values: dict, where: str) -> None:
 
 
 #: the elastic distances' parameters that are not real numbers
-_PARAM_TYPES = {"independent": "boolean", "descriptor": "string", "reach": "integer"}
+_PARAM_TYPES = {"independent": "boolean", "descriptor": "string", "reach": "integer", "mode": "string",
+                "substitution_matrix": "string"}
 
 
 def _check_finite(schema: dict, entry: dict, where: str, prefix: str = "") -> None:

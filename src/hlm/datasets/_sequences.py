@@ -21,6 +21,9 @@ from hlm.errors import DataError
 #: StatLog DNA: indicator triplet -> nucleotide
 INDICATOR_CODE = {(1, 0, 0): "A", (0, 1, 0): "C", (0, 0, 1): "G", (0, 0, 0): "T"}
 DNA_ALPHABET = "ACGT"
+#: the amino acids, and B, Z, X (ambiguous), U (selenocysteine), O (pyrrolysine), as in BLOSUM's tables
+PROTEIN_ALPHABET = "ACDEFGHIKLMNPQRSTVWYBZXUO"
+ALPHABETS = {"dna": DNA_ALPHABET, "protein": PROTEIN_ALPHABET}
 
 
 

@@ -1,8 +1,10 @@
 """Pairwise alignment scores between sequences (a similarity of kind sequences).
 
-Global pairwise alignment scores by Biopython's ``PairwiseAligner`` with the
-scheme ``ALIGNMENT_SCHEME`` (match +1, mismatch -1, gap open -2, gap extend -1).
-A score is a similarity, so the pipeline converts it like any similarity
+Alignment scores by Biopython's ``PairwiseAligner``: by default the global scheme ``ALIGNMENT_SCHEME``
+(match +1, mismatch -1, gap open -2, gap extend -1); an entry's ``distance_params`` may set ``mode``
+(``global``, Needleman-Wunsch, or ``local``, Smith-Waterman), a ``substitution_matrix`` by any name
+Biopython knows (``BLOSUM62``, ``PAM250``, ``NUC.4.4``, ...), which replaces the match and mismatch
+scores, and the gap scores. A score is a similarity, so the pipeline converts it like any similarity
 (paper section 5.2).
 """
 
@@ -16,15 +18,35 @@ ALIGNMENT_SCHEME = {"mode": "global", "match_score": 1.0, "mismatch_score": -1.0
                     "open_gap_score": -2.0, "extend_gap_score": -1.0}
 
 
-def aligner():
-    from Bio.Align import PairwiseAligner
+#: the options an entry may give (``distance_params``)
+ALIGNMENT_OPTIONS = ("mode", "substitution_matrix", "match_score", "mismatch_score", "open_gap_score",
+                     "extend_gap_score")
 
-    return PairwiseAligner(**ALIGNMENT_SCHEME)
+
+def aligner(**options):
+    """Biopython's ``PairwiseAligner`` with ``ALIGNMENT_SCHEME`` updated by ``options`` (a
+    ``substitution_matrix`` given by name replaces the match and mismatch scores)."""
+    from Bio.Align import PairwiseAligner, substitution_matrices
+
+    from hlm.errors import DataError
+
+    scheme = {**ALIGNMENT_SCHEME, **options}
+    name = scheme.pop("substitution_matrix", None)
+    if name is not None:
+        try:
+            scheme["substitution_matrix"] = substitution_matrices.load(name)
+        except (FileNotFoundError, ValueError, TypeError):
+            known = ", ".join(substitution_matrices.load())
+            raise DataError(f"no substitution matrix {name!r} in Biopython; known: {known}") from None
+        scheme.pop("match_score"), scheme.pop("mismatch_score")
+    if scheme["mode"] not in ("global", "local"):
+        raise DataError(f"alignment mode must be global or local, got {scheme['mode']!r}")
+    return PairwiseAligner(**scheme)
 
 
 def alignment_scores(rows: list[str], cols: list[str], *, col_offset: int | None = None, row_offset: int = 0,
-                     symmetric: bool = False) -> np.ndarray:
-    """Global alignment scores of every (row, column) pair (``ALIGNMENT_SCHEME``).
+                     symmetric: bool = False, **options) -> np.ndarray:
+    """Alignment scores of every (row, column) pair (``ALIGNMENT_SCHEME``, or ``options``).
 
     Biopython's ``PairwiseAligner``, global mode: match +1, mismatch -1, gap open -2, gap extend -1. A score
     is a similarity, converted like any similarity (paper section 5.2).
@@ -43,6 +65,9 @@ def alignment_scores(rows: list[str], cols: list[str], *, col_offset: int | None
         With ``symmetric``: the index of ``rows[0]`` in the whole problem.
     symmetric : bool, default False
         Compute only the pairs with column index >= row index; the others are NaN.
+    **options
+        ``mode``, ``substitution_matrix`` (a name), ``match_score``, ``mismatch_score``, ``open_gap_score``,
+        ``extend_gap_score`` (module docstring).
 
     Returns
     -------
@@ -63,8 +88,16 @@ def alignment_scores(rows: list[str], cols: list[str], *, col_offset: int | None
     >>> print(alignment_scores(dna[1:], dna, row_offset=1, symmetric=True))  # rows 1 and 2: upper triangle
     [[nan  6.  0.]
      [nan nan  6.]]
+
+    Durbin et al.'s example (Biological Sequence Analysis, 1998, section 2.3), BLOSUM50 with a linear gap
+    of -8: the global score 1 and the local one 28 (AWGHE against AW-HE):
+
+    >>> pair = (["HEAGAWGHEE"], ["PAWHEAE"])
+    >>> blosum50 = {"substitution_matrix": "BLOSUM50", "open_gap_score": -8, "extend_gap_score": -8}
+    >>> print(alignment_scores(*pair, **blosum50), alignment_scores(*pair, mode="local", **blosum50))
+    [[1.]] [[28.]]
     """
-    a = aligner()
+    a = aligner(**options)
     out = np.full((len(rows), len(cols)), np.nan)
     for r, s in enumerate(rows):
         for c, t in enumerate(cols):

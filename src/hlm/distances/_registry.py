@@ -167,7 +167,9 @@ DISTANCES: dict[str, Distance] = {d.name: d for d in (
     Distance("dtw", "series", "hlm.distances._dtw:dtw", options=("window",)),
     *(Distance(n, "series", "hlm.distances._elastic:elastic", options=o, fixed=(("metric", n),))
       for n, o in ELASTIC.items()),
-    Distance("alignment", "sequences", "hlm.distances._alignment:alignment_scores", similarity=True),
+    Distance("alignment", "sequences", "hlm.distances._alignment:alignment_scores", similarity=True,
+             options=("mode", "substitution_matrix", "match_score", "mismatch_score", "open_gap_score",
+                      "extend_gap_score")),
     Distance("hamming", "sequences", "hlm.distances._hamming:hamming"),
     Distance("euclidean", "vectors", "hlm.distances._euclidean:pairwise_euclidean",
              matrix="hlm.distances._euclidean:euclidean"),
