@@ -121,7 +121,8 @@ def test_user_example_registry_in_fixtures():
     [
         (
             {"format": "xls"},
-            ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder, generated (got 'xls')"],
+            ["field 'format' must be one of mat, csv, npy, parquet, rda, aeon, fasta, folder, generated, ts, arff, "
+             "tsv (got 'xls')"],
         ),
         ({"kind": "kernel"}, ["field 'kind' must be one of"]),
         ({"matrx_key": "A"}, ["unknown field 'matrx_key'", "matrix_key"]),

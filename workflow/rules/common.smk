@@ -139,7 +139,7 @@ def dataset_raw_files(wildcards):
 
     spec = REGISTRY[wildcards.dataset]
     files = []
-    for p in (spec.path, spec.labels_path):
+    for p in (spec.path, spec.labels_path, spec.test_path):
         if p and Path(p).is_dir():
             files += [str(f) for f in visible_files(p)] or [p]  # an empty folder: the job says so
         elif p:

@@ -110,7 +110,15 @@ def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], 
         if labels_path is not None:
             lw = f"dataset '{spec.name}' ({spec.labels_path})"
             meta.update(labels_source=spec.labels_path, labels_sha256=file_sha256(labels_path, lw))
-        if spec.format in ("folder", "csv", "fasta"):
+        if spec.format in series.TS_FORMATS:  # the archive's TRAIN (path) and TEST (test_path) files, pooled
+            ids, objects, labels = series.read_archive_file(src, spec.format, "train" if spec.test_path else "0")
+            if spec.test_path:
+                tw = f"dataset '{spec.name}' ({spec.test_path})"
+                meta.update(test_source=spec.test_path, test_sha256=file_sha256(root / spec.test_path, tw))
+                more = series.read_archive_file(root / spec.test_path, spec.format, "test")
+                ids, objects, labels = ids + more[0], objects + more[1], labels + more[2]
+                meta["parts"] = {"train": len(ids) - len(more[0]), "test": len(more[0])}  # ids train-k, test-k
+        elif spec.format in ("folder", "csv", "fasta"):
             try:  # their messages name the file (and line or object); add the data set
                 if spec.format == "folder":
                     ids, objects, labels = series.read_series_folder(src, labels_path)

@@ -96,6 +96,9 @@ class DatasetSpec:
         distance on two short objects when the entry is read.
     alphabet : {"dna", "protein"} or None, default None
         sequences: the letters a FASTA file may hold (None: dna).
+    test_path : str or None, default None
+        series in an archive format (ts, arff, tsv): the TEST file, pooled with ``path`` (the TRAIN file) into
+        one object set (ids ``train-k`` and ``test-k`` say which file each object came from).
     encoding : str or None, default None
         rda sequences only: ``"statlog_indicators"`` (StatLog DNA's 3 indicator columns per nucleotide).
     block_size : int or None, default None
@@ -145,6 +148,7 @@ class DatasetSpec:
     window: float | None = None
     distance_params: dict | None = dataclass_field(default=None, hash=False)  # a mapping: not part of the hash
     alphabet: str | None = None
+    test_path: str | None = None
     encoding: str | None = None
     block_size: int | None = None
     generator: str | None = None

@@ -6,6 +6,7 @@ Their distances (DTW) are in :mod:`hlm.distances`.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +81,39 @@ def load_aeon(name: str) -> tuple[list[str], list[np.ndarray], list[str]]:
             series.append(np.asarray(X[k], dtype=np.float64).reshape(-1))
             labels.append(str(y[k]))
     return ids, series, labels
+
+
+#: the archive's file formats, read by aeon's own loaders
+TS_FORMATS = {"ts": "load_from_ts_file", "arff": "load_from_arff_file", "tsv": "load_from_tsv_file"}
+
+
+def read_archive_file(path, fmt: str, prefix: str) -> tuple[list[str], list[np.ndarray], list[str]]:
+    """(ids, series, labels) of a UCR/UEA archive file (``.ts``, ``.arff`` or ``.tsv``) by aeon's loader;
+    ids ``{prefix}-0``, ``{prefix}-1``, ... in file order; labels from the file. One channel only."""
+    import aeon.datasets
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X, y = getattr(aeon.datasets, TS_FORMATS[fmt])(str(path))
+    except Exception as exc:  # noqa: BLE001 - aeon's loaders raise IOError, ValueError, ...: one line
+        message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DataError(f"{path}: not a readable .{fmt} file ({message})") from None
+    if len(X) == 0:
+        raise DataError(f"{path}: no series read: is the header well formed (its last line @data)?")
+    if y is None or len(y) != len(X):
+        raise DataError(f"{path}: no class labels in the file (a classification set has them)")
+    ids, series = [], []
+    for k, x in enumerate(X):
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim == 2 and x.shape[0] != 1:
+            raise DataError(f"{path}: object {k + 1} has {x.shape[0]} channels; series here have one")
+        ids.append(f"{prefix}-{k}")
+        series.append(x.reshape(-1))
+    return ids, series, [str(v) for v in y]
 
 
 def read_series_csv(path, id_column: str = "id", label_column: str = "label"):
