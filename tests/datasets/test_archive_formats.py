@@ -58,6 +58,8 @@ def test_arff_and_tsv_read_as_the_ts_file(archive, fmt):
     ("broken", "@problemName x\n@timeStamps false\n@univariate false\n@dimensions 2\n@classLabel true a b\n@data\n"
                "1,2,3:4,5,6:a\n1,2,3:b\n", "broken.ts: not a readable .ts file"),  # mixed channel counts
     ("motions", None, "BasicMotions_TRAIN.ts: object 1 has 6 channels; series here have one"),
+    ("broken", "@problemName x\n@timeStamps false\n@univariate true\n@targetlabel true\n@data\n1,2,3:0.5\n",
+     "broken.ts: the header does not say @classLabel true: not a classification set"),  # a regression set
 ])
 def test_bad_archive_files_are_one_line(archive, capsys, name, text, message):
     from hlm.cli import main
@@ -67,3 +69,12 @@ def test_bad_archive_files_are_one_line(archive, capsys, name, text, message):
     assert main(["check", name, "--registry", str(archive / "registry.yaml"), "--root", str(archive)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("hlm: error: ") and "\n" not in err and message in err, err
+
+
+def test_test_path_belongs_to_the_archive_formats(tmp_path):
+    from hlm.datasets._registry import validate_entry
+    from hlm.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="field 'test_path' is only allowed with format ts, arff or tsv"):
+        validate_entry("x", {"path": "a.csv", "test_path": "b.csv", "format": "csv", "kind": "series",
+                             "distance": "dtw"})

@@ -50,6 +50,7 @@ def test_a_protein_entry_under_blosum62(tmp_path, capsys):
     ("{substitution_matrix: BLOSUM99}", "no substitution matrix 'BLOSUM99' in Biopython; known: "),
     ("{mode: semi}", "alignment mode must be global or local, got 'semi'"),
     ("{gap: -2}", "distance alignment has no parameter 'gap'"),
+    ("{substitution_matrix: /etc/passwd}", "no substitution matrix '/etc/passwd' in Biopython"),  # names only
 ])
 def test_bad_alignment_params_are_one_line(tmp_path, capsys, params, message):
     from hlm.cli import main
@@ -59,3 +60,16 @@ def test_bad_alignment_params_are_one_line(tmp_path, capsys, params, message):
     assert main(["check", "prot", "--registry", str(tmp_path / "registry.yaml"), "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("hlm: error: ") and "\n" not in err and message in err, err
+
+
+def test_letters_the_matrix_lacks_are_one_line(tmp_path, capsys):
+    """U (selenocysteine) is a protein letter, but BLOSUM62 has no row for it."""
+    from hlm.cli import main
+
+    (tmp_path / "p.fa").write_text(PROTEINS.replace("PAWHEAQ", "PAWHEAU"))
+    (tmp_path / "registry.yaml").write_text(
+        "prot:\n  path: p.fa\n  format: fasta\n  kind: sequences\n  alphabet: protein\n  distance: alignment\n"
+        "  distance_params: {substitution_matrix: BLOSUM62}\n")
+    assert main(["check", "prot", "--registry", str(tmp_path / "registry.yaml"), "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "sequence 'PAWHEAU' has letter(s) U that the substitution matrix lacks" in err and "\n" not in err

@@ -111,7 +111,7 @@ def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], 
             lw = f"dataset '{spec.name}' ({spec.labels_path})"
             meta.update(labels_source=spec.labels_path, labels_sha256=file_sha256(labels_path, lw))
         if spec.format in series.TS_FORMATS:  # the archive's TRAIN (path) and TEST (test_path) files, pooled
-            ids, objects, labels = series.read_archive_file(src, spec.format, "train" if spec.test_path else "0")
+            ids, objects, labels = series.read_archive_file(src, spec.format, "train" if spec.test_path else None)
             if spec.test_path:
                 tw = f"dataset '{spec.name}' ({spec.test_path})"
                 meta.update(test_source=spec.test_path, test_sha256=file_sha256(root / spec.test_path, tw))

@@ -339,6 +339,8 @@ def _check_distance_params(values: dict, where: str) -> None:
     from hlm.distances._registry import get_distance
 
     distance = get_distance(values.get("distance"))
+    if "window" in (values.get("distance_params") or {}):
+        raise ConfigError(f"{where}: give the window as the entry's field 'window', not in distance_params")
     params = {**({"window": values["window"]} if values.get("window") is not None else {}),
               **(values.get("distance_params") or {})}
     unknown = sorted(set(params) - set(distance.options))
@@ -354,13 +356,18 @@ def _check_distance_params(values: dict, where: str) -> None:
         if not ok:
             what = {"number": "a finite number", "integer": "an integer"}.get(kind, f"a {kind}")
             raise ConfigError(f"{where}: distance {distance.name}'s parameter {key!r} must be {what} (got {value!r})")
+    if not params:
+        return
     probe = ([np.array([0.0, 1.0, 2.0, 1.0]), np.array([0.0, 0.5, 2.0, 1.0, 0.0])] if distance.kind == "series"
-             else ["ACGTAC", "AGTTC"])
+             else ["ACGTAC", "AGTTCA"])
     try:
-        distance.pairwise(probe, probe, params)
+        R = distance.pairwise(probe, probe, params)
     except Exception as exc:  # noqa: BLE001 - whatever aeon raises for a value it refuses: one line
         message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ConfigError(f"{where}: distance {distance.name} refuses distance_params {params}: {message}") from None
+    if not distance.similarity and (not np.isfinite(R).all() or (R < 0).any() or np.diag(R).any()):
+        raise ConfigError(f"{where}: distance {distance.name} with distance_params {params} is not a distance "
+                          f"(on two short series: {np.round(R, 3).tolist()}); a penalty must not be negative")
 
 
 #: the elastic distances' parameters that are not real numbers

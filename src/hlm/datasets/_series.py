@@ -89,12 +89,15 @@ TS_FORMATS = {"ts": "load_from_ts_file", "arff": "load_from_arff_file", "tsv": "
 
 def read_archive_file(path, fmt: str, prefix: str) -> tuple[list[str], list[np.ndarray], list[str]]:
     """(ids, series, labels) of a UCR/UEA archive file (``.ts``, ``.arff`` or ``.tsv``) by aeon's loader;
-    ids ``{prefix}-0``, ``{prefix}-1``, ... in file order; labels from the file. One channel only."""
+    ids ``{prefix}-0``, ``{prefix}-1``, ... in file order (``0``, ``1``, ... without a prefix); labels from the
+    file. One channel only."""
     import aeon.datasets
 
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such file")
+    if fmt == "ts" and _ts_header(path).get("classlabel", "").split()[:1] != ["true"]:
+        raise DataError(f"{path}: the header does not say @classLabel true: not a classification set")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -111,7 +114,7 @@ def read_archive_file(path, fmt: str, prefix: str) -> tuple[list[str], list[np.n
         x = np.asarray(x, dtype=np.float64)
         if x.ndim == 2 and x.shape[0] != 1:
             raise DataError(f"{path}: object {k + 1} has {x.shape[0]} channels; series here have one")
-        ids.append(f"{prefix}-{k}")
+        ids.append(f"{prefix}-{k}" if prefix else str(k))
         series.append(x.reshape(-1))
     return ids, series, [str(v) for v in y]
 

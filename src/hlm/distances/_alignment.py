@@ -33,11 +33,10 @@ def aligner(**options):
     scheme = {**ALIGNMENT_SCHEME, **options}
     name = scheme.pop("substitution_matrix", None)
     if name is not None:
-        try:
-            scheme["substitution_matrix"] = substitution_matrices.load(name)
-        except (FileNotFoundError, ValueError, TypeError):
-            known = ", ".join(substitution_matrices.load())
-            raise DataError(f"no substitution matrix {name!r} in Biopython; known: {known}") from None
+        known = substitution_matrices.load()  # the names Biopython ships (not a path: nothing untracked)
+        if name not in known:
+            raise DataError(f"no substitution matrix {name!r} in Biopython; known: {', '.join(known)}")
+        scheme["substitution_matrix"] = substitution_matrices.load(name)
         scheme.pop("match_score"), scheme.pop("mismatch_score")
     if scheme["mode"] not in ("global", "local"):
         raise DataError(f"alignment mode must be global or local, got {scheme['mode']!r}")
@@ -98,6 +97,16 @@ def alignment_scores(rows: list[str], cols: list[str], *, col_offset: int | None
     [[1.]] [[28.]]
     """
     a = aligner(**options)
+    matrix = a.substitution_matrix
+    if matrix is not None:  # letters the matrix lacks: one line naming the sequence, not Biopython's error
+        letters = set(matrix.alphabet)
+        for s in (*rows, *cols):
+            missing = sorted(set(s) - letters)
+            if missing:
+                from hlm.errors import DataError
+
+                raise DataError(f"sequence {s[:20]!r}{'...' if len(s) > 20 else ''} has letter(s) "
+                                f"{''.join(missing)} that the substitution matrix lacks")
     out = np.full((len(rows), len(cols)), np.nan)
     for r, s in enumerate(rows):
         for c, t in enumerate(cols):

@@ -6,7 +6,8 @@ registry entry gives (``window`` and ``distance_params``): derivative and weight
 subsequence (``erp``, ``edr``, ``lcss``), move-split-merge (``msm``), time-warp edit (``twe``), amerced DTW
 (``adtw``) and shape DTW (``shape_dtw``). Their values are aeon's, unchanged (``dtw``, kept as the square
 root of aeon's cost, is :func:`hlm.distances.dtw`). A series is a 1-D array (one channel); series may
-differ in length.
+differ in length: then each pair goes through aeon's ``<name>_distance``, as aeon's pairwise functions
+mishandle rows of several lengths against columns of one.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ import numpy as np
 
 
 def _panel(series):
-    """aeon's collection layout: (n, 1, m) for one length, else a list of (1, m_i) arrays."""
-    series = [np.asarray(x, dtype=np.float64).reshape(1, -1) for x in series]
-    return np.stack(series) if len({x.shape[1] for x in series}) == 1 else series
+    """aeon's collection layout, (n, 1, m), of series of one length."""
+    return np.stack([np.asarray(x, dtype=np.float64).reshape(1, -1) for x in series])
 
 
 def elastic(rows, cols, metric: str, **params) -> np.ndarray:
@@ -50,7 +50,19 @@ def elastic(rows, cols, metric: str, **params) -> np.ndarray:
     """
     import aeon.distances as distances
 
-    function = getattr(distances, f"{metric}_pairwise_distance")
+    lengths = {np.size(x) for x in (*rows, *cols)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's cast notices inside aeon
-        return np.asarray(function(_panel(rows), _panel(cols), **params), dtype=np.float64)
+        if len(lengths) == 1:  # one length: aeon's pairwise function
+            function = getattr(distances, f"{metric}_pairwise_distance")
+            return np.asarray(function(_panel(rows), _panel(cols), **params), dtype=np.float64)
+        # several: aeon's distance pair by pair. Its pairwise functions take the unequal-length path from
+        # the columns alone and reuse the first pair's bounding matrix for rows of other lengths (aeon 1.6:
+        # inf, or other values, where the rows' lengths vary and the columns' do not)
+        function = getattr(distances, f"{metric}_distance")
+        out = np.empty((len(rows), len(cols)))
+        for i, x in enumerate(rows):
+            x = np.asarray(x, dtype=np.float64).reshape(1, -1)
+            for j, y in enumerate(cols):
+                out[i, j] = function(x, np.asarray(y, dtype=np.float64).reshape(1, -1), **params)
+        return out
