@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from hlm.distances import pairwise
+from messages import check_refuses
 
 PROTEINS = ">p1|globin\nHEAGAWGHEE\n>p2|globin\nHEAGAWGHEA\n>p3|globin\nHEAGSWGHEE\n>p4|kinase\nPAWHEAE\n" \
            ">p5|kinase\nPAWHEAQ\n>p6|kinase\nPSWHEAE\n"
@@ -53,13 +54,8 @@ def test_a_protein_entry_under_blosum62(tmp_path, capsys):
     ("{substitution_matrix: /etc/passwd}", "no substitution matrix '/etc/passwd' in Biopython"),  # names only
 ])
 def test_bad_alignment_params_are_one_line(tmp_path, capsys, params, message):
-    from hlm.cli import main
-
-    (tmp_path / "registry.yaml").write_text("prot:\n  path: p.fa\n  format: fasta\n  kind: sequences\n"
-                                            f"  distance: alignment\n  distance_params: {params}\n")
-    assert main(["check", "prot", "--registry", str(tmp_path / "registry.yaml"), "--root", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("hlm: error: ") and "\n" not in err and message in err, err
+    check_refuses(tmp_path, capsys, "prot:\n  path: p.fa\n  format: fasta\n  kind: sequences\n"
+                  f"  distance: alignment\n  distance_params: {params}\n", message)
 
 
 def test_letters_the_matrix_lacks_are_one_line(tmp_path, capsys):

@@ -14,6 +14,7 @@ import pytest
 from hlm.distances import pairwise
 from hlm.distances._blocks import assemble, compute_block
 from hlm.distances._registry import ELASTIC
+from messages import check_refuses
 
 DATA = Path(__file__).parents[1] / "data"
 X, Y = [np.array([0.0, 1.0, 2.0])], [np.array([0.0, 1.0, 5.0])]
@@ -102,21 +103,11 @@ def test_an_entry_under_msm_by_registry_alone(tmp_path, capsys):
     ("{window: 0.5}", "give the window as the entry's field 'window', not in distance_params"),
 ])
 def test_bad_distance_params_are_one_line(tmp_path, capsys, params, message):
-    from hlm.cli import main
-
-    (tmp_path / "registry.yaml").write_text("waves:\n  path: series.csv\n  format: csv\n  kind: series\n"
-                                            f"  distance: msm\n  distance_params: {params}\n")
-    assert main(["check", "waves", "--registry", str(tmp_path / "registry.yaml"), "--root", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("hlm: error: ") and "\n" not in err and message in err, err
+    check_refuses(tmp_path, capsys, "waves:\n  path: series.csv\n  format: csv\n  kind: series\n"
+                  f"  distance: msm\n  distance_params: {params}\n", message)
 
 
 def test_a_value_aeon_refuses_is_one_line(tmp_path, capsys):
-    from hlm.cli import main
-
-    (tmp_path / "registry.yaml").write_text("waves:\n  path: series.csv\n  format: csv\n  kind: series\n"
-                                            "  distance: shape_dtw\n  distance_params: {descriptor: nope}\n")
-    assert main(["check", "waves", "--registry", str(tmp_path / "registry.yaml"), "--root", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "distance shape_dtw refuses distance_params {'descriptor': 'nope'}: Descriptor invalid" in err
-    assert "\n" not in err
+    check_refuses(tmp_path, capsys, "waves:\n  path: series.csv\n  format: csv\n  kind: series\n"
+                  "  distance: shape_dtw\n  distance_params: {descriptor: nope}\n",
+                  "distance shape_dtw refuses distance_params {'descriptor': 'nope'}: Descriptor invalid")
