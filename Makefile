@@ -38,10 +38,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-no-avx512
 
-# The numerical code's tests (not the workflow, scikit-learn's API checks or the pipeline's plumbing), on the other
+# The numerical code's tests (not the workflow, scikit-learn's API checks, the pipeline's plumbing or aeon's
+# elastic distances, which compare aeon's numba code with itself and would only be compiled again), on the other
 # CPU dispatch.
 test-no-avx512: $(STAMP)
-	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks and not plumbing"
+	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks and not plumbing and not aeon"
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

@@ -40,6 +40,7 @@ def test_unknown_and_multichannel_sets_are_one_line(tmp_path, capsys, name, mess
     assert err.startswith("hlm: error: ") and "\n" not in err and message in err, err
 
 
+@pytest.mark.aeon  # compiles aeon's MSM
 def test_a_bundled_set_by_registry_entry_and_the_listing(tmp_path, capsys):
     from hlm.cli import main
 

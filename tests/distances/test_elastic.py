@@ -16,6 +16,8 @@ from hlm.distances._blocks import assemble, compute_block
 from hlm.distances._registry import ELASTIC
 from messages import check_refuses
 
+pytestmark = pytest.mark.aeon
+
 DATA = Path(__file__).parents[1] / "data"
 X, Y = [np.array([0.0, 1.0, 2.0])], [np.array([0.0, 1.0, 5.0])]
 
