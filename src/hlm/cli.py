@@ -97,16 +97,15 @@ def _datasets(args) -> None:
 
         from hlm.datasets._series import aeon_sets
 
-        print(f"{'source':24s} {'train':>6s} {'test':>6s} {'classes':>7s} {'channels':>8s} {'length':>9s}  usable")
+        print(f"{'source':24s} {'train':>6s} {'test':>6s} {'classes':>7s} {'channels':>8s} {'length':>9s}")
         for name, ts in aeon_sets().items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 (X, y), (X_test, _) = load_from_ts_file(str(ts.train)), load_from_ts_file(str(ts.test))
             lengths = sorted({np.shape(x)[-1] for x in [*X, *X_test]})
             span = f"{lengths[0]}" if len(lengths) == 1 else f"{lengths[0]}-{lengths[-1]}"
-            usable = "yes" if ts.univariate else "no: several channels"
             print(f"{name:24s} {len(X):6d} {len(X_test):6d} {len(set(map(str, y))):7d} {np.shape(X[0])[0]:8d} "
-                  f"{span:>9s}  {usable}")
+                  f"{span:>9s}")
         print("hlm: a registry entry names one by `format: aeon` and `source: <name>`")
         return
     from hlm.datasets._registry import load_registry

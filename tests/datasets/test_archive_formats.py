@@ -56,8 +56,8 @@ def test_arff_and_tsv_read_as_the_ts_file(archive, fmt):
     ("broken", "@problemName x\n@timeStamps false\n@univariate true\n@classLabel true a b\n@dat\n1,2,3:a\n",
      "broken.ts: no series read: is the header well formed (its last line @data)?"),
     ("broken", "@problemName x\n@timeStamps false\n@univariate false\n@dimensions 2\n@classLabel true a b\n@data\n"
-               "1,2,3:4,5,6:a\n1,2,3:b\n", "broken.ts: not a readable .ts file"),  # mixed channel counts
-    ("motions", None, "BasicMotions_TRAIN.ts: object 1 has 6 channels; series here have one"),
+               "1,2,3:4,5,6:a\n1,2,3:b\n", "broken.ts: series 2 of the file has 1 channel(s), the series before it 2: "
+                                           "every series of a data set has the same channels"),  # mixed channels
     ("broken", "@problemName x\n@timeStamps false\n@univariate true\n@targetlabel true\n@data\n1,2,3:0.5\n",
      "broken.ts: the header does not say @classLabel true: not a classification set"),  # a regression set
 ])

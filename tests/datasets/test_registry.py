@@ -29,10 +29,11 @@ def load_one(tmp_path, **changes):
 
 def test_project_registry_has_every_data_set():
     reg = load_registry(ROOT / "config" / "datasets.yaml")
-    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "italy_power", "dna",
+    assert list(reg) == ["aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "japanese_vowels",
+                         "basic_motions", "italy_power", "dna",
                          "iris", "wine", "pima", "glass", "ionosphere", "breast_cancer", "vehicle", "satellite",
                          "letter", "digits", "dna_indicators", "sonar_mcar5", "ringnorm", "ringnorm_mlbench",
-                         "waveform"]
+                         "waveform", "ring", "twonorm", "banana", "segment"]
     assert (reg["gunpoint"].kind, reg["gunpoint"].distance, reg["gunpoint"].source) == ("series", "dtw", "GunPoint")
     assert (reg["dna"].kind, reg["dna"].encoding, reg["dna"].distance) == ("sequences", "statlog_indicators",
                                                                           "alignment")

@@ -100,7 +100,7 @@ def test_series_bad_input(tmp_path):
     csv.write_text("id,label,v1,v2,v3\na,x,1,2,3\nb,y,1,2,\nc,y,,,\n")
     with pytest.raises(DataError, match="object 'c' is an empty series"):
         read_series_csv(csv)
-    with pytest.raises(DataError, match="different lengths"):
+    with pytest.raises(DataError, match="lengths 2 to 3, but the Euclidean distance needs series of one length"):
         check_series(["a", "b"], [np.ones(3), np.ones(2)], equal_length=True)
     with pytest.raises(DataError, match="duplicate id 'a'"):
         check_series(["a", "a"], [np.ones(3), np.ones(3)])
@@ -292,7 +292,8 @@ def test_folder_sha256_covers_paths_and_contents(tmp_path):
     ({}, None, r"f: empty folder"),
     ({"x/a.csv": ""}, None, r"x/a.csv: object 'a' is an empty series"),
     ({"x/a.csv": "1,2\n", "x/b.csv": "1,zwei,3\n"}, None, r"x/b.csv: object 'b' has a non-numeric value 'zwei'"),
-    ({"x/a.csv": "t,v\n1,2\n"}, None, r"x/a.csv: object 'a' has 2 values on line 1 of 2 lines"),
+    ({"x/a.csv": "t,v\n1,2\n"}, None, r"x/a.csv: object 'a' has a non-numeric value 't' \(value 1; .*no header"),
+    ({"x/a.csv": "1,2\n3\n"}, None, r"x/a.csv: object 'a' has 1 value\(s\) on line 2 and 2 on line 1"),
     ({"x/a.csv": "value\n1\n2\n"}, None, r"x/a.csv: object 'a' has a non-numeric value 'value' \(value 1; .*no header"),
     ({"x/a.csv": "1,,2\n"}, None, r"x/a.csv: object 'a' has an empty value"),
     ({"x/a.csv": "1,nan\n"}, None, r"x/a.csv: object 'a' has NaN or infinite values"),

@@ -35,9 +35,17 @@ def test_error_rate_table_mean_sd_and_na():
     assert table.loc["b", "ds2"] == "NA"
 
 
-def test_single_split_has_na_sd():
-    df = _long().query("split == 0")
-    assert error_rate_table(df, ["ds1"], ["a"]).loc["a", "ds1"] == "**10.00 (NA)**"
+def test_one_split_shows_the_error_alone_without_bold(tmp_path):
+    """An archive's own split (registry split: given) is one split: no sd and no Wilcoxon bold, on that data
+    set only; the caption says which data sets those are."""
+    df = pd.concat([_long().query("dataset == 'ds1' and split == 0"), _long().query("dataset == 'ds2'")])
+    table = error_rate_table(df, DATASETS, METHODS)
+    assert table.loc["a", "ds1"] == "10.00" and table.loc["b", "ds1"] == "1.00"  # b's better, but not bold
+    assert table.loc["a", "ds2"] == "**7.50 (2.50)**"
+    write_error_rate_tables(df, DATASETS, METHODS, tmp_path / "t.csv", tmp_path / "t.md")
+    md = (tmp_path / "t.md").read_text()
+    assert "mean (sd) over 3 random 80/20 train/test splits" in md
+    assert "ds1: the archive's own train/test split, one split, so the error alone (no sd, no bold)." in md
 
 
 def test_order_follows_arguments():

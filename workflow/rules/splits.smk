@@ -1,4 +1,5 @@
-# Random train/test partitions, seeded from (seed, dataset, split).
+# Random train/test partitions, seeded from (seed, dataset, split); or, for an entry with `split: given`,
+# the archive's own train/test split as the only one.
 
 
 rule splits:
@@ -12,6 +13,7 @@ rule splits:
         n_splits=config["n_splits"],
         test_fraction=config["test_fraction"],
         seed=config["seed"],
+        given=lambda wildcards: REGISTRY[wildcards.dataset].split == "given",
     log:
         "logs/splits/{dataset}.log",
     benchmark:

@@ -1,7 +1,9 @@
 """New objects to classify, read from a file in their data set's own format, with or without labels.
 
-* series: a CSV ``id,label,`` then the values (an empty label: none), or a folder of series files (one
-  sub-folder per class, or the files directly in it: no labels);
+* series: a CSV ``id,label,`` then the values (an empty label: none), a folder of series files (one
+  sub-folder per class, or the files directly in it: no labels), or a ``.ts``, ``.arff`` or ``.tsv`` file
+  of the archive (labels optional; ids 0, 1, ... in file order). Multichannel series: a folder or an
+  archive file;
 * sequences: FASTA, ``>id|label`` or ``>id``, or an R data file of StatLog DNA's indicator columns (the
   label column optional);
 * vectors: a record table (CSV with a header, Parquet, or an R data file) holding the data set's feature
@@ -23,7 +25,7 @@ from hlm.errors import DataError
 
 def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None = None,
                      label_column: str | None = None, categories: dict | None = None, na_value: str | None = None,
-                     alphabet: str | None = None):
+                     alphabet: str | None = None, header: bool = True):
     """(ids, objects, labels or None) of the new objects in ``path``.
 
     Parameters
@@ -42,6 +44,9 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
         kind categorical: the value a missing cell takes, as in the registry entry.
     alphabet : str or None
         kind sequences: the letters a sequence may hold (None: DNA's).
+    header : bool, default True
+        kinds vectors and categorical, a CSV: False when the data set's file has no header row (registry
+        ``header: false``), its columns then named ``x1``, ``x2``, ...
 
     Returns
     -------
@@ -70,6 +75,8 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
             objects = [series.read_series_file(f, i) for f, i in zip(files, ids)]
             series.check_series(ids, objects, where=str(path))
             labels = [f.parent.name for f in files] if by_class else [""] * len(ids)
+        elif path.suffix.lower().lstrip(".") in series.TS_FORMATS:  # the archive's .ts, .arff, .tsv
+            ids, objects, labels = series.read_archive_file(path, path.suffix.lower().lstrip("."), None, labels=False)
         else:
             ids, objects, labels = series.read_series_csv(path)
         return ids, objects, _labels(labels)
@@ -93,9 +100,9 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
                                                     alphabet=alphabet or sequences.DNA_ALPHABET)
         return ids, objects, _labels(labels)
     if kind == "vectors":
-        return _vectors(path, features or [], label_column)
+        return _vectors(path, features or [], label_column, header)
     if kind == "categorical":
-        return _records(path, categories or {}, label_column, na_value)
+        return _records(path, categories or {}, label_column, na_value, header)
     raise DataError(f"{path}: new objects of kind {kind} are given by their distances to the reference objects "
                     "(--distances), not as raw objects")
 
@@ -105,12 +112,12 @@ def _labels(labels) -> list | None:
     return labels if any(x is not None for x in labels) else None
 
 
-def _table(path: Path, features: list[str]):
+def _table(path: Path, features: list[str], header: bool = True):
     """(frame, ids) of a record file holding the model's ``features``."""
     from hlm.datasets import _readers as readers
 
     frame = (readers.read_rda(path) if path.suffix.lower() in (".rda", ".rdata", ".rds")
-             else readers.read_table(path))
+             else readers.read_table(path, header=header))
     missing = [c for c in features if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: no feature column {missing[0]!r} (the model's features: {', '.join(features)})")
@@ -136,9 +143,9 @@ def _file_labels(frame, label_column):
     return None
 
 
-def _records(path: Path, categories: dict, label_column: str | None, na_value: str | None):
+def _records(path: Path, categories: dict, label_column: str | None, na_value: str | None, header: bool = True):
     features = list(categories)
-    frame, ids = _table(path, features)
+    frame, ids = _table(path, features, header)
     codes = np.empty((len(frame), len(features)), dtype=np.int64)
     for j, column in enumerate(features):
         index = {v: k for k, v in enumerate(categories[column])}
@@ -151,8 +158,8 @@ def _records(path: Path, categories: dict, label_column: str | None, na_value: s
     return ids, codes, _file_labels(frame, label_column)
 
 
-def _vectors(path: Path, features: list[str], label_column: str | None):
-    frame, ids = _table(path, features)
+def _vectors(path: Path, features: list[str], label_column: str | None, header: bool = True):
+    frame, ids = _table(path, features, header)
     X = np.empty((len(frame), len(features)))
     for j, column in enumerate(features):
         for i, value in enumerate(frame[column].tolist()):

@@ -141,7 +141,7 @@ def load_objects(spec: DatasetSpec, root: str | Path = ".") -> tuple[list[str], 
             ids = [str(i) for i in frame.index]
             sequences.check_sequences(ids, objects, where=w)
     if spec.kind == "series":
-        series.check_series(ids, objects, where=w)
+        series.check_series(ids, objects, where=w, equal_length=spec.distance == "euclidean")
     if spec.distance == "hamming":
         lengths = {len(s) for s in objects}
         if len(lengths) > 1:
@@ -158,8 +158,16 @@ def write_objects(ids, objects, labels, path, metadata: dict) -> None:
 
 def read_objects(path) -> tuple[list[str], list, list[str]]:
     frame = pd.read_parquet(path)
-    objects = [o if isinstance(o, str) else np.asarray(o, dtype=np.float64) for o in frame["object"]]
+    objects = [o if isinstance(o, str) else _series_array(o) for o in frame["object"]]
     return frame["id"].astype(str).tolist(), objects, frame["label"].astype(str).tolist()
+
+
+def _series_array(values) -> np.ndarray:
+    """A series as Parquet gives it back: 1-D values, or (multichannel) an array of channels' arrays."""
+    values = np.asarray(values)
+    if values.dtype == object:  # list<list<double>>: one array per channel
+        return np.stack([np.asarray(c, dtype=np.float64) for c in values])
+    return values.astype(np.float64, copy=False)
 
 
 def artifact_from_matrix(spec: DatasetSpec, ids, labels, M: np.ndarray, meta: dict) -> DistanceArtifact:

@@ -189,7 +189,7 @@ def _records(spec: DatasetSpec, src: Path | Generated) -> tuple[pd.DataFrame, np
         frame = readers.read_rda(src, object=spec.object, where=w)
         ids = None if isinstance(frame.index, pd.RangeIndex) else frame.index.to_numpy(dtype=object)
     else:
-        frame = readers.read_table(src, where=w)
+        frame = readers.read_table(src, where=w, header=spec.header is not False)
         ids = frame.pop("id").to_numpy(dtype=object) if "id" in frame.columns else None
     if spec.label_column not in frame.columns:
         cols = ", ".join(map(str, frame.columns[:12]))

@@ -283,12 +283,17 @@ def _artifact_metadata(table: pa.Table) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def read_table(path, *, where: str | None = None) -> pd.DataFrame:
-    """Read a record table (CSV with header, or Parquet) as a DataFrame."""
+def read_table(path, *, where: str | None = None, header: bool = True) -> pd.DataFrame:
+    """Read a record table (CSV with header, or Parquet) as a DataFrame. ``header=False``: a CSV without a
+    header row (as KEEL's and many UCI files), its columns named ``x1``, ``x2``, ... in file order."""
     w = _where(path, where)
     p = _exists(path, where)
     if p.suffix.lower() in (".parquet", ".pq"):
         return _read_parquet(p, w).to_pandas()
+    if not header:
+        frame = _read_csv(p, w, header=None)
+        frame.columns = [f"x{k}" for k in range(1, frame.shape[1] + 1)]
+        return frame
     return _read_csv(p, w)
 
 

@@ -99,6 +99,12 @@ class DatasetSpec:
     test_path : str or None, default None
         series in an archive format (ts, arff, tsv): the TEST file, pooled with ``path`` (the TRAIN file) into
         one object set (ids ``train-k`` and ``test-k`` say which file each object came from).
+    split : {"random", "given"} or None, default None
+        ``"given"``: the archive's own train/test split (the TRAIN and TEST parts: ``test_path``, or an aeon
+        set) is the only split of the protocol, instead of the random splits (None, ``"random"``).
+    header : bool or None, default None
+        A record CSV (kinds vectors and categorical): ``False`` when the file has no header row; its
+        columns are then ``x1``, ``x2``, ... in file order (``label_column: x21``). None: a header row.
     encoding : str or None, default None
         rda sequences only: ``"statlog_indicators"`` (StatLog DNA's 3 indicator columns per nucleotide).
     block_size : int or None, default None
@@ -149,6 +155,8 @@ class DatasetSpec:
     distance_params: dict | None = dataclass_field(default=None, hash=False)  # a mapping: not part of the hash
     alphabet: str | None = None
     test_path: str | None = None
+    split: str | None = None
+    header: bool | None = None
     encoding: str | None = None
     block_size: int | None = None
     generator: str | None = None
@@ -314,6 +322,9 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ConfigError(f"{source}: entry '{name}': {_describe(schema, errors[0])}{more}")
     _check_finite(schema, entry, f"{source}: entry '{name}'")
+    if entry.get("split") == "given" and entry.get("format") != "aeon" and not entry.get("test_path"):
+        raise ConfigError(f"{source}: entry '{name}': split given needs the archive's TEST file in field "
+                          "'test_path' (path is the TRAIN file)")
     values = dict(entry)
     if values.get("upper_bound") is not None:
         values["upper_bound"] = float(values["upper_bound"])

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hlm.datasets._textfiles import csv_rows, labels_by_id, read_text
+from hlm.distances._channels import channels, length
 from hlm.errors import DataError
 
 
@@ -63,40 +64,42 @@ def _ts_header(path: Path) -> dict[str, str]:
 
 def load_aeon(name: str) -> tuple[list[str], list[np.ndarray], list[str]]:
     """(ids, series, labels) of a bundled classification set, train then test part (ids ``train-0``, ...),
-    read by aeon's ``load_from_ts_file``. A multichannel set is refused (one line): series are one channel."""
+    read by aeon's ``load_from_ts_file``. A one-channel series is a 1-D array, a multichannel one a
+    (channels, length) array."""
     sets = aeon_sets()
     if name not in sets:
         raise DataError(f"aeon data set {name!r} is not bundled with the installed aeon; bundled classification "
                         f"sets: {', '.join(sets)} (hlm datasets --aeon lists them)")
-    if not sets[name].univariate:
-        raise DataError(f"aeon data set {name!r} has several channels; series here have one (univariate "
-                        f"bundled sets: {', '.join(n for n, s in sets.items() if s.univariate)})")
-    from aeon.datasets import load_from_ts_file
-
     ids, series, labels = [], [], []
     for part, path in (("train", sets[name].train), ("test", sets[name].test)):
-        X, y = load_from_ts_file(str(path))
-        for k in range(len(y)):
-            ids.append(f"{part}-{k}")
-            series.append(np.asarray(X[k], dtype=np.float64).reshape(-1))
-            labels.append(str(y[k]))
+        more = read_archive_file(path, "ts", part)
+        ids, series, labels = ids + more[0], series + more[1], labels + more[2]
     return ids, series, labels
+
+
+def _layout(x) -> np.ndarray:
+    """A series as read by aeon, (channels, length): 1-D for one channel, as every series here."""
+    x = np.asarray(x, dtype=np.float64)
+    return x.reshape(-1) if x.ndim == 1 or x.shape[0] == 1 else x
 
 
 #: the archive's file formats, read by aeon's own loaders
 TS_FORMATS = {"ts": "load_from_ts_file", "arff": "load_from_arff_file", "tsv": "load_from_tsv_file"}
 
 
-def read_archive_file(path, fmt: str, prefix: str) -> tuple[list[str], list[np.ndarray], list[str]]:
+def read_archive_file(path, fmt: str, prefix: str | None,
+                      labels: bool = True) -> tuple[list[str], list[np.ndarray], list[str]]:
     """(ids, series, labels) of a UCR/UEA archive file (``.ts``, ``.arff`` or ``.tsv``) by aeon's loader;
     ids ``{prefix}-0``, ``{prefix}-1``, ... in file order (``0``, ``1``, ... without a prefix); labels from the
-    file. One channel only."""
+    file. A multichannel series is a (channels, length) array; an object whose channel count differs from the
+    first one's is refused, naming it. ``labels=False`` (new objects to classify): a file without class
+    labels is read too, each label then ``""``."""
     import aeon.datasets
 
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such file")
-    if fmt == "ts" and _ts_header(path).get("classlabel", "").split()[:1] != ["true"]:
+    if labels and fmt == "ts" and _ts_header(path).get("classlabel", "").split()[:1] != ["true"]:
         raise DataError(f"{path}: the header does not say @classLabel true: not a classification set")
     try:
         with warnings.catch_warnings():
@@ -104,18 +107,21 @@ def read_archive_file(path, fmt: str, prefix: str) -> tuple[list[str], list[np.n
             X, y = getattr(aeon.datasets, TS_FORMATS[fmt])(str(path))
     except Exception as exc:  # noqa: BLE001 - aeon's loaders raise IOError, ValueError, ...: one line
         message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        mixed = re.search(r"dimensions in case (\d+)\. Expecting (\d+) but have read (\d+)", message)
+        if mixed:  # aeon's words for mixed channel counts, as ours
+            case, expected, read = mixed.groups()
+            raise DataError(f"{path}: series {case} of the file has {read} channel(s), the series before it "
+                            f"{expected}: every series of a data set has the same channels") from None
         raise DataError(f"{path}: not a readable .{fmt} file ({message})") from None
     if len(X) == 0:
         raise DataError(f"{path}: no series read: is the header well formed (its last line @data)?")
     if y is None or len(y) != len(X):
-        raise DataError(f"{path}: no class labels in the file (a classification set has them)")
-    ids, series = [], []
-    for k, x in enumerate(X):
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim == 2 and x.shape[0] != 1:
-            raise DataError(f"{path}: object {k + 1} has {x.shape[0]} channels; series here have one")
-        ids.append(f"{prefix}-{k}" if prefix else str(k))
-        series.append(x.reshape(-1))
+        if labels:
+            raise DataError(f"{path}: no class labels in the file (a classification set has them)")
+        y = [""] * len(X)
+    ids = [f"{prefix}-{k}" if prefix else str(k) for k in range(len(X))]
+    series = [_layout(x) for x in X]
+    check_series(ids, series, where=str(path))
     return ids, series, [str(v) for v in y]
 
 
@@ -166,20 +172,25 @@ def read_series_folder(path, labels_path=None):
     files = _series_files(folder, by_class=labels_path is None)
     ids = _unique_stems(folder, files)
     series = [read_series_file(f, i) for f, i in zip(files, ids)]
+    check_series(ids, series, where=str(folder))
     labels = [f.parent.name for f in files] if labels_path is None else labels_by_id(labels_path, ids)
     return ids, series, labels
 
 
 def read_series_file(path, obj: str) -> np.ndarray:
-    """One series: a single row or a single column of numbers (commas or whitespace between, no header)."""
+    """One series: a single row or a single column of numbers (one channel), or a table of one line per time
+    point and one column per channel (several channels: a (channels, length) array). Commas or whitespace
+    between the values, no header."""
     lines = [(n, _SEPARATOR.split(line.strip()))
              for n, line in enumerate(read_text(path).splitlines(), 1) if line.strip()]
     lines = [(n, cells[:-1] if len(cells) > 1 and cells[-1] == "" else cells) for n, cells in lines]  # trailing comma
-    wide = [(n, cells) for n, cells in lines if len(cells) > 1]
-    if wide and len(lines) > 1:
-        n, cells = wide[0]
-        raise DataError(f"{path}: object {obj!r} has {len(cells)} values on line {n} of {len(lines)} lines; "
-                        "a series file is a single row or a single column")
+    width = len(lines[0][1]) if lines else 1
+    table = len(lines) > 1 and width > 1  # a line per time point, a column per channel
+    for n, cells in lines:
+        if len(lines) > 1 and len(cells) != width:
+            raise DataError(f"{path}: object {obj!r} has {len(cells)} value(s) on line {n} and {width} on line "
+                            f"{lines[0][0]}; a series file is a single row, a single column, or one column per "
+                            "channel with the same number of values on every line")
     tokens = [t for _, cells in lines for t in cells]
     for k, token in enumerate(tokens, 1):
         try:
@@ -190,6 +201,8 @@ def read_series_file(path, obj: str) -> np.ndarray:
                     else "; a series file holds numbers only, no header")
             raise DataError(f"{path}: object {obj!r} has {what} (value {k}{hint})") from None
     x = np.array(tokens, dtype=np.float64)
+    if table:
+        x = np.ascontiguousarray(x.reshape(len(lines), width).T)
     check_series([obj], [x], where=str(path))
     return x
 
@@ -243,16 +256,24 @@ def _unique_stems(folder: Path, files: list[Path]) -> list[str]:
 
 
 def check_series(ids, series, where: str = "series", equal_length: bool = False) -> None:
+    """One-line DataErrors for duplicate ids, empty series, NaN or infinite values, series whose channel count
+    differs from the first one's, and (``equal_length``) series of different lengths."""
     seen = set()
+    first = None
     for i, x in zip(ids, series):
         if i in seen:
             raise DataError(f"{where}: duplicate id {i!r}")
         seen.add(i)
-        if x.size == 0:
+        if x.ndim not in (1, 2) or x.shape[-1] == 0 or x.size == 0:
             raise DataError(f"{where}: object {i!r} is an empty series")
         if not np.isfinite(x).all():
             raise DataError(f"{where}: object {i!r} has NaN or infinite values")
-    lengths = {x.size for x in series}
+        if first is None:
+            first = (i, channels(x))
+        elif channels(x) != first[1]:
+            raise DataError(f"{where}: object {i!r} has {channels(x)} channel{'s' * (channels(x) > 1)}, object "
+                            f"{first[0]!r} {first[1]}: every series of a data set has the same channels")
+    lengths = {length(x) for x in series}
     if equal_length and len(lengths) > 1:
-        raise DataError(f"{where}: series of different lengths ({min(lengths)}..{max(lengths)}) "
-                        "but the distance needs equal lengths")
+        raise DataError(f"{where}: series of lengths {min(lengths)} to {max(lengths)}, but the Euclidean distance "
+                        "needs series of one length; give an elastic distance (dtw, msm, twe, ...) instead")

@@ -5,7 +5,8 @@ Sakoe-Chiba ``window`` (a fraction of the series length; None = the full
 window). aeon returns the cost of the optimal warping path in squared
 differences; we use its square root so that DTW on equal series
 reduces to the Euclidean distance (the HLM model squares distances itself).
-DTW is not a metric; the conversion rules of the data sets apply unchanged.
+A multichannel series is a (channels x length) array: a step's cost sums over the channels (aeon's
+dependent DTW). DTW is not a metric; the conversion rules of the data sets apply unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def dtw(rows: list[np.ndarray], cols: list[np.ndarray], window: float | None = N
     Parameters
     ----------
     rows, cols : list of ndarray
-        1-D float series; lengths may differ.
+        Series: 1-D arrays (one channel) or (channels, length) arrays, all of one channel count (aeon's
+        multichannel DTW: the cost of a step sums the squared differences over the channels); lengths may
+        differ.
     window : float or None, default None
         The Sakoe-Chiba band as a fraction of the series length (0: no warping); None: the full window.
 
@@ -46,16 +49,14 @@ def dtw(rows: list[np.ndarray], cols: list[np.ndarray], window: float | None = N
     [[0. 8.]
      [8. 0.]]
     """
-    from aeon.distances import dtw_pairwise_distance
-
-    def stack(xs):
-        if len({x.size for x in xs}) == 1:
-            return np.stack([x.reshape(1, -1) for x in xs])
-        return [x.reshape(1, -1) for x in xs]
-
     import warnings
 
+    from aeon.distances import dtw_pairwise_distance
+
+    from hlm.distances._channels import panels
+
+    X, Y = panels(rows, cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's uint64 -> int64 cast notice inside aeon
-        cost = dtw_pairwise_distance(stack(rows), stack(cols), window=window)
+        cost = dtw_pairwise_distance(X, Y, window=window)
     return np.sqrt(np.maximum(np.asarray(cost, dtype=np.float64), 0.0))

@@ -5,9 +5,10 @@ registry entry gives (``window`` and ``distance_params``): derivative and weight
 ``wddtw``), the edit distances with real penalties, on real sequences and for the longest common
 subsequence (``erp``, ``edr``, ``lcss``), move-split-merge (``msm``), time-warp edit (``twe``), amerced DTW
 (``adtw``) and shape DTW (``shape_dtw``). Their values are aeon's, unchanged (``dtw``, kept as the square
-root of aeon's cost, is :func:`hlm.distances.dtw`). A series is a 1-D array (one channel); series may
-differ in length: then each pair goes through aeon's ``<name>_distance``, as aeon's pairwise functions
-mishandle rows of several lengths against columns of one.
+root of aeon's cost, is :func:`hlm.distances.dtw`). A series is a 1-D array (one channel) or a
+(channels, length) array, as aeon takes it (the channels are warped together, except where a distance's
+``independent`` parameter says otherwise). Series may differ in length: then each pair goes through aeon's
+``<name>_distance``, as aeon's pairwise functions mishandle rows of several lengths against columns of one.
 """
 
 from __future__ import annotations
@@ -16,10 +17,7 @@ import warnings
 
 import numpy as np
 
-
-def _panel(series):
-    """aeon's collection layout, (n, 1, m), of series of one length."""
-    return np.stack([np.asarray(x, dtype=np.float64).reshape(1, -1) for x in series])
+from hlm.distances._channels import as_channels, panels
 
 
 def elastic(rows, cols, metric: str, **params) -> np.ndarray:
@@ -28,7 +26,8 @@ def elastic(rows, cols, metric: str, **params) -> np.ndarray:
     Parameters
     ----------
     rows, cols : list of ndarray
-        1-D float series; lengths may differ.
+        Series: 1-D arrays (one channel) or (channels, length) arrays, all of one channel count; lengths may
+        differ.
     metric : str
         One of aeon's elastic distances (``hlm.distances._registry.ELASTIC``).
     **params
@@ -50,19 +49,19 @@ def elastic(rows, cols, metric: str, **params) -> np.ndarray:
     """
     import aeon.distances as distances
 
-    lengths = {np.size(x) for x in (*rows, *cols)}
+    X, Y = panels(rows, cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's cast notices inside aeon
-        if len(lengths) == 1:  # one length: aeon's pairwise function
-            function = getattr(distances, f"{metric}_pairwise_distance")
-            return np.asarray(function(_panel(rows), _panel(cols), **params), dtype=np.float64)
+        if isinstance(X, np.ndarray) and isinstance(Y, np.ndarray) and X.shape[2] == Y.shape[2]:
+            function = getattr(distances, f"{metric}_pairwise_distance")  # one length: aeon's pairwise function
+            return np.asarray(function(X, Y, **params), dtype=np.float64)
         # several: aeon's distance pair by pair. Its pairwise functions take the unequal-length path from
         # the columns alone and reuse the first pair's bounding matrix for rows of other lengths (aeon 1.6:
         # inf, or other values, where the rows' lengths vary and the columns' do not)
         function = getattr(distances, f"{metric}_distance")
         out = np.empty((len(rows), len(cols)))
         for i, x in enumerate(rows):
-            x = np.asarray(x, dtype=np.float64).reshape(1, -1)
+            x = as_channels(x)
             for j, y in enumerate(cols):
-                out[i, j] = function(x, np.asarray(y, dtype=np.float64).reshape(1, -1), **params)
+                out[i, j] = function(x, as_channels(y), **params)
         return out

@@ -54,5 +54,14 @@ def euclidean(X) -> np.ndarray:
 
 
 def pairwise_euclidean(rows, cols) -> np.ndarray:
-    """Euclidean distances of every row vector to every column vector (SciPy's ``cdist``)."""
-    return cdist(np.asarray(rows, dtype=np.float64), np.asarray(cols, dtype=np.float64), metric="euclidean")
+    """Euclidean distances of every row vector to every column vector (SciPy's ``cdist``).
+
+    Series of one shape (kind series: 1-D, or (channels, length) arrays) are flattened: their lock-step
+    Euclidean distance, summed over the channels (aeon's DTW with ``window=0``, square-rooted).
+    """
+    X, Y = (np.asarray(a, dtype=np.float64) for a in (rows, cols))
+    if X.ndim > 2 or Y.ndim > 2:
+        X, Y = X.reshape(len(X), -1), Y.reshape(len(Y), -1)
+    if X.ndim == 1 or Y.ndim == 1 or X.shape[1] != Y.shape[1]:
+        raise DataError(f"the Euclidean distance needs objects of one shape (got {X.shape[1:]} and {Y.shape[1:]})")
+    return cdist(X, Y, metric="euclidean")

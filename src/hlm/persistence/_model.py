@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hlm.distances._channels import channels, length
 from hlm.errors import DataError
 from hlm.persistence._reference import expand
 from hlm.persistence._state import StateError, from_state, to_state
@@ -156,14 +157,19 @@ class SavedModel:
             return X
         if kind == "series":
             out = [np.asarray(x, dtype=np.float64) for x in objects]
-            bad = [i for i, x in enumerate(out) if x.ndim != 1 or len(x) == 0 or not np.isfinite(x).all()]
+            bad = [i for i, x in enumerate(out) if x.ndim not in (1, 2) or x.size == 0 or not np.isfinite(x).all()]
             if bad:
                 raise DataError(f"{where}: new object {bad[0]} is not a non-empty series of finite numbers")
+            c = channels(self.reference_objects[0])  # the training series' channels
+            wrong = [i for i, x in enumerate(out) if channels(x) != c]
+            if wrong:
+                raise DataError(f"{where}: new object {wrong[0]} has {channels(out[wrong[0]])} channel(s); the "
+                                f"training series have {c}")
             lengths = self.dataset.get("series_lengths")  # [min, max] of the training series
             if lengths and lengths[0] == lengths[1]:
-                wrong = [i for i, x in enumerate(out) if len(x) != lengths[0]]
+                wrong = [i for i, x in enumerate(out) if length(x) != lengths[0]]
                 if wrong:
-                    raise DataError(f"{where}: new object {wrong[0]} has {len(out[wrong[0]])} values; the "
+                    raise DataError(f"{where}: new object {wrong[0]} has {length(out[wrong[0]])} values; the "
                                     f"training series all have {lengths[0]}")
             return out
         out = [str(s) for s in objects]
@@ -257,9 +263,9 @@ def save_model(model: SavedModel, path: str | os.PathLike) -> Path:
     reference = {"ids": [str(i) for i in model.reference_ids], "index": model.reference_index.tolist()}
     objects = model.reference_objects
     if objects is not None:
-        if model.dataset["kind"] == "series":
-            lengths = np.array([len(x) for x in objects], dtype=np.int64)
-            arrays["reference/series_values"] = np.concatenate(objects).astype(np.float64)
+        if model.dataset["kind"] == "series":  # one array: the series side by side along time
+            lengths = np.array([length(x) for x in objects], dtype=np.int64)
+            arrays["reference/series_values"] = np.concatenate(objects, axis=-1).astype(np.float64)
             arrays["reference/series_lengths"] = lengths
             reference["objects"] = "series"
         elif model.dataset["kind"] == "vectors":
@@ -370,7 +376,7 @@ def load_model(path: str | os.PathLike) -> SavedModel:
         kind = reference.get("objects")
         if kind == "series":
             values, lengths = arrays["reference/series_values"], arrays["reference/series_lengths"]
-            objects = np.split(values, np.cumsum(lengths)[:-1])
+            objects = np.split(values, np.cumsum(lengths)[:-1], axis=-1)
         elif kind == "vectors":
             objects = arrays["reference/vectors"]
         elif kind == "sequences":

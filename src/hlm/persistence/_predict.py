@@ -121,7 +121,8 @@ def predict_file(model: SavedModel, input_path, output_path, *, distances: bool 
                                                 label_column=model.dataset.get("label_column"),
                                                 categories=model.dataset.get("categories"),
                                                 na_value=model.dataset.get("na_value"),
-                                                alphabet=model.dataset.get("alphabet"))
+                                                alphabet=model.dataset.get("alphabet"),
+                                                header=model.dataset.get("header") is not False)
         R = None
         if model.dataset["kind"] == "vectors" or model.input == "records":
             objects = np.asarray(objects)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hlm.distances._channels import length
 from hlm.errors import ConfigError, DataError
 
 #: the seed part of a fit on all the labelled objects (the evaluation's splits are 0, 1, ...)
@@ -194,8 +195,9 @@ def fit_model(dataset: str, method_id: str, *, root: str | Path = ".", registry:
         "na_value": meta.get("na_value") if spec.kind == "categorical" else None,
         "alphabet": "".join(sorted(set("".join(objects)))) if spec.kind == "sequences" else None,
         "label_column": spec.label_column if spec.kind in ("vectors", "categorical", "sequences") else None,
-        "series_lengths": ([min(len(x) for x in objects), max(len(x) for x in objects)]
-                           if spec.kind == "series" else None),
+        "header": spec.header,
+        "series_lengths": ([min(map(length, objects)), max(map(length, objects))] if spec.kind == "series"
+                           else None),
     }
     from hlm import __version__
 

@@ -1,4 +1,4 @@
-"""Random train/test partitions (paper section 5.1: 20 random 80/20 splits).
+"""Random train/test partitions (paper section 5.1: 20 random 80/20 splits), or an archive's own split.
 
 Each split is a plain random partition (as in the paper), seeded from
 (seed, dataset, split). The test part has ceil(test_fraction * N) objects,
@@ -37,6 +37,29 @@ def make_splits(n: int, *, dataset: str, n_splits: int, test_fraction: float, se
     out["split"] = out["split"].astype("int64")
     out["index"] = out["index"].astype("int64")
     out["role"] = out["role"].astype(str)
+    return out
+
+
+def given_split(ids, *, dataset: str) -> pd.DataFrame:
+    """The archive's own train/test split as the protocol's only split (registry ``split: given``): the
+    objects ``train-k`` train, ``test-k`` test (the ids of pooled TRAIN and TEST parts). Same columns as
+    :func:`make_splits`, with ``split`` 0 only.
+
+    Examples
+    --------
+    >>> given_split(["train-0", "train-1", "test-0"], dataset="x")["role"].tolist()
+    ['train', 'train', 'test']
+    """
+    ids = [str(i) for i in ids]
+    role = np.array([i.split("-", 1)[0] for i in ids], dtype=object)
+    other = [i for i, r in zip(ids, role) if r not in ("train", "test")]
+    if other:
+        raise DataError(f"dataset '{dataset}': split given, but object {other[0]!r} is in neither part (the "
+                        "ids of the archive's parts are train-k and test-k)")
+    if not {"train", "test"} <= set(role):
+        raise DataError(f"dataset '{dataset}': split given, but no {'test' if 'train' in role else 'train'} objects")
+    out = pd.DataFrame({"split": np.zeros(len(ids), dtype=np.int64), "index": np.arange(len(ids), dtype=np.int64),
+                        "role": role.astype(str)})
     return out
 
 

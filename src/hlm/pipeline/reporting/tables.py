@@ -53,7 +53,9 @@ def summarize(long_df: pd.DataFrame, datasets: list, methods: list, value: str =
     (lower is better; NaN: no result).
 
     Columns: method, dataset, to_distance, n_splits, mean, sd (ddof=1, NaN for
-    fewer than 2 splits), cell ("mean (sd)" with ``decimals``, or "NA" without results).
+    fewer than 2 splits), cell ("mean (sd)" with ``decimals``; "mean" alone for one split, an archive's own
+    train/test split; "NA" without results), p_worse and bold (the Wilcoxon test: not on a data set of one
+    split, which has no bold).
     """
     stats = (
         long_df.groupby(["method", "dataset"])[value]
@@ -69,9 +71,11 @@ def summarize(long_df: pd.DataFrame, datasets: list, methods: list, value: str =
     for method in methods:
         for dataset in datasets:
             n, mean, sd = stats.loc[(method, dataset)] if (method, dataset) in stats.index else (0, None, None)
-            cell = f"{_fmt(mean, decimals)} ({_fmt(sd, decimals)})" if n else NA
-            p = p_worse[dataset].get(method, float("nan"))
-            rows.append((method, dataset, conv.get(dataset, NA), int(n), mean, sd, cell, p, bool(n) and p >= ALPHA))
+            one = n == 1  # an archive's own split: no sd, no test
+            cell = (_fmt(mean, decimals) if one else f"{_fmt(mean, decimals)} ({_fmt(sd, decimals)})") if n else NA
+            p = float("nan") if one else p_worse[dataset].get(method, float("nan"))
+            rows.append((method, dataset, conv.get(dataset, NA), int(n), mean, sd, cell, p,
+                         bool(n) and not one and p >= ALPHA))
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     return out.astype({"mean": float, "sd": float, "p_worse": float, "bold": bool})
 
@@ -121,12 +125,17 @@ def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: in
               labels: dict | None = None) -> str:
     cells = pd.Series([_cell(r) for r in summary.itertuples()],
                       index=pd.MultiIndex.from_frame(summary[["method", "dataset"]]))
-    counts = sorted(set(summary.loc[summary["n_splits"] > 0, "n_splits"]))
+    counts = sorted(set(summary.loc[summary["n_splits"] > 1, "n_splits"]))
     n = "/".join(map(str, counts)) or "0"
     split = f"random {100 - test_pct}/{test_pct} train/test splits" if test_pct else "random splits"
     caption = (f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1). "
                f"Bold: the lowest mean per data set and every method not significantly worse "
                f"(one-sided Wilcoxon signed-rank test on the paired split errors, alpha = {ALPHA}).")
+    given = [d for d in datasets if (summary.loc[summary["dataset"] == d, "n_splits"] == 1).any()]
+    if given:  # an archive's own split: one split, no sd, no test
+        note = (f"{', '.join(given)}: the archive's own train/test split, one split, so the error alone "
+                "(no sd, no bold).")
+        caption = f"{caption} {note}" if counts else f"Test error rate in %: {note}"
     conv = summary.drop_duplicates("dataset").set_index("dataset")["to_distance"]
     table = _pipe_table(caption, datasets, methods, lambda m, d: cells[(m, d)], labels)
     return table + "\nDistances: " + "; ".join(f"{d}: {conv[d]}" for d in datasets) + "\n"

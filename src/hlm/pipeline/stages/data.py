@@ -28,15 +28,23 @@ def preprocess(name: str, entry: dict, output: str, root: str | Path = ".", *, d
     )
 
 
-def splits(distances: str, output: str, *, dataset: str, n_splits: int, test_fraction: float, seed: int) -> None:
-    """``results/splits/{dataset}.parquet``: split, index, role."""
-    from hlm.pipeline.evaluation.splits import make_splits
+def splits(distances: str, output: str, *, dataset: str, n_splits: int, test_fraction: float, seed: int,
+           given: bool = False) -> None:
+    """``results/splits/{dataset}.parquet``: split, index, role. ``given``: the archive's own train/test
+    split as the only one (registry ``split: given``), else ``n_splits`` random ones."""
+    from hlm.pipeline.evaluation.splits import given_split, make_splits
 
-    n = len(pd.read_parquet(distances, columns=["id"]))
-    table = make_splits(n, dataset=dataset, n_splits=n_splits, test_fraction=test_fraction, seed=seed)
-    write_frame(table, output, metadata={"dataset": dataset, "n": n, "n_splits": n_splits,
-                                         "test_fraction": test_fraction, "seed": seed})
-    log.info("%s: %d splits of %d objects", dataset, n_splits, n)
+    ids = pd.read_parquet(distances, columns=["id"])["id"].tolist()
+    n = len(ids)
+    if given:
+        table = given_split(ids, dataset=dataset)
+        meta = {"dataset": dataset, "n": n, "n_splits": 1, "split": "given",
+                "n_test": int((table["role"] == "test").sum())}
+    else:
+        table = make_splits(n, dataset=dataset, n_splits=n_splits, test_fraction=test_fraction, seed=seed)
+        meta = {"dataset": dataset, "n": n, "n_splits": n_splits, "test_fraction": test_fraction, "seed": seed}
+    write_frame(table, output, metadata=meta)
+    log.info("%s: %s of %d objects", dataset, "the archive's own split" if given else f"{n_splits} splits", n)
 
 
 # -- raw objects (kind series / sequences): objects -> row blocks -> distances ----------------
