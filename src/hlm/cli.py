@@ -22,7 +22,7 @@ model folder: model.json and arrays.npz, no pickles (hlm.persistence).
     hlm predict DIR --reference
 
 classifies new objects: raw, in the data set's own format (series CSV or folder,
-FASTA, a vector table), or with --distances as their relation (distances, or the
+an archive .ts/.arff/.tsv file, FASTA, a vector table), or with --distances as their relation (distances, or the
 similarities of a similarity data set) to the model's reference objects, by id
 (--reference lists them). It computes only the distances the model reads.
 

@@ -157,3 +157,19 @@ def test_a_saved_model_classifies_new_multichannel_objects(tmp_path, capsys):
                  str(tmp_path / "q.parquet")]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "hlm: error: model of data set 'bm': new object 0 has 1 channel(s); the training series have 6"
+
+
+def test_new_objects_from_a_ts_file_without_labels(tmp_path):
+    """A .ts file with @classLabel false reads without labels; a label-less .tsv is refused (aeon's loader
+    would take its first value for the class)."""
+    from hlm.datasets._new_objects import read_new_objects
+
+    (tmp_path / "new.ts").write_text("@problemName x\n@timeStamps false\n@missing false\n@univariate false\n"
+                                     "@dimensions 2\n@equalLength true\n@seriesLength 3\n@classLabel false\n"
+                                     "@data\n1,2,3:4,5,6\n0,0,1:1,0,0\n")
+    ids, objects, labels = read_new_objects("series", tmp_path / "new.ts")
+    assert ids == ["0", "1"] and labels is None
+    np.testing.assert_array_equal(objects[0], [[1, 2, 3], [4, 5, 6]])
+    (tmp_path / "new.tsv").write_text("1\t2\t3\n4\t5\t6\n")
+    objects = read_new_objects("series", tmp_path / "new.tsv")[1]  # the first column is the class
+    np.testing.assert_array_equal(objects[0], [2, 3])

@@ -83,6 +83,8 @@ def test_default_and_full_profiles_list_the_registry():
     assert set(full["llc_pc"]["datasets"]) == {"glass", "ringnorm", "ring"}
     assert set(full["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
     assert set(full["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
+    assert full["plane"]["datasets"] == ["banana"]
+    assert "plane" not in yaml.safe_load((ROOT / "config/config.yaml").read_text())
     default = set(_config()["datasets"])
     assert {"aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "iris", "wine", "pima", "glass",
             "ionosphere", "breast_cancer", "vehicle"} <= default

@@ -78,3 +78,11 @@ def test_the_job_writes_rows_table_and_figure(tmp_path):
     table([outputs["runs"]], csv_out=str(tmp_path / "t.csv"), md_out=str(tmp_path / "t.md"))
     md = (tmp_path / "t.md").read_text()
     assert f"| moons | odKDE | {frame.accuracy[1]:.2f} |" in md and "80:80" in md
+
+
+@pytest.mark.parametrize("n_train", [1, 9])
+def test_a_partition_that_would_empty_a_class_is_refused(n_train):
+    X, y = _two_moons(10)
+    with pytest.raises(DataError, match=f"n_train {n_train} must leave every one of its 2 classes in both parts "
+                                        r"\(between 2 and 8 of 10 objects\)"):
+        fit_plane(X, y, dataset="x", seed=0, cv_folds=3, n_train=n_train)

@@ -35,17 +35,31 @@ def test_error_rate_table_mean_sd_and_na():
     assert table.loc["b", "ds2"] == "NA"
 
 
-def test_one_split_shows_the_error_alone_without_bold(tmp_path):
-    """An archive's own split (registry split: given) is one split: no sd and no Wilcoxon bold, on that data
-    set only; the caption says which data sets those are."""
+def test_single_split_has_na_sd():
+    df = _long().query("split == 0")
+    assert error_rate_table(df, ["ds1"], ["a"]).loc["a", "ds1"] == "**10.00 (NA)**"
+
+
+def test_an_archive_split_shows_the_value_alone_without_bold(tmp_path):
+    """A data set under its archive's own split (registry split: given, passed as ``given``) has one split: no
+    sd and no Wilcoxon bold, on that data set only, and the captions say which; a random split's data set
+    with one result left (ds2 for b) keeps its layout."""
+    from hlm.pipeline.reporting.probabilities import write_probability_tables
+
     df = pd.concat([_long().query("dataset == 'ds1' and split == 0"), _long().query("dataset == 'ds2'")])
-    table = error_rate_table(df, DATASETS, METHODS)
+    table = error_rate_table(df, DATASETS, METHODS, given=["ds1"])
     assert table.loc["a", "ds1"] == "10.00" and table.loc["b", "ds1"] == "1.00"  # b's better, but not bold
     assert table.loc["a", "ds2"] == "**7.50 (2.50)**"
-    write_error_rate_tables(df, DATASETS, METHODS, tmp_path / "t.csv", tmp_path / "t.md")
+    assert error_rate_table(df, DATASETS, METHODS).loc["b", "ds1"] == "**1.00 (NA)**"  # not given: as before
+    write_error_rate_tables(df, DATASETS, METHODS, tmp_path / "t.csv", tmp_path / "t.md", given=["ds1"])
     md = (tmp_path / "t.md").read_text()
     assert "mean (sd) over 3 random 80/20 train/test splits" in md
-    assert "ds1: the archive's own train/test split, one split, so the error alone (no sd, no bold)." in md
+    assert "ds1: the archive's own train/test split, one split, so the value alone (no sd, no bold)." in md
+    scored = df.assign(log_loss=df["error_rate"] / 100, brier=df["error_rate"] / 50, n_clipped=0)
+    outputs = {f"{m}_{e}": tmp_path / f"{m}.{e}" for m in ("log_loss", "brier") for e in ("csv", "md")}
+    write_probability_tables(scored, DATASETS, METHODS, outputs, given=["ds1"])
+    assert "ds1: the archive's own train/test split" in (tmp_path / "brier.md").read_text()
+    assert pd.read_csv(tmp_path / "brier.csv", dtype=str).set_index("method").loc["a", "ds1"] == "0.200"
 
 
 def test_order_follows_arguments():

@@ -76,7 +76,7 @@ def test_gunpoint_on_the_archive_split_gives_the_archives_1nn_dtw_error(project)
     assert evaluation["error_rate"].tolist() == [100 * 14 / 150]  # the archive's 1-NN DTW (full window): 0.0933
     assert (project / "results/tables/error_rates.csv").read_text() == "method,gunpoint_given\nknn,9.33\n"
     md = (project / "results/tables/error_rates.md").read_text()
-    assert "gunpoint_given: the archive's own train/test split, one split, so the error alone" in md
+    assert "gunpoint_given: the archive's own train/test split, one split, so the value alone" in md
     assert "| k-NN | 9.33 |" in md
 
 

@@ -114,7 +114,6 @@ def test_dry_run_of_default_config(project):
     # chapter 4's grid on Waveform (config/config.yaml) and Sonar; HMAC on the eight vector data sets
     assert counts["subspace_gmm_grid"] == 2 and counts["subspace_gmm_report"] == 1
     assert counts["hmac"] == 8 and counts["hmac_report"] == 1
-    assert counts["plane"] == 1 and counts["plane_report"] == 1  # Banana, config/config.yaml
 
 
 def test_end_to_end_outputs(tiny_run):

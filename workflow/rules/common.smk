@@ -124,8 +124,11 @@ def src(*relative):
     return [os.path.relpath(SRC / "hlm" / r) for r in relative]
 
 
-# Free-text registry fields: editing them must not rerun anything.
-_DESCRIPTIVE = ("name", "description", "provenance", "licence")
+# Free-text registry fields: editing them must not rerun anything. `split` reaches the splits rule alone (its
+# `given` param): editing it must not recompute the objects or the distances.
+_DESCRIPTIVE = ("name", "description", "provenance", "licence", "split")
+#: the run's data sets under their archive's own train/test split (registry `split: given`)
+GIVEN_SPLIT = [d for d in DATASETS if REGISTRY[d].split == "given"]
 
 
 def dataset_entry(wildcards):

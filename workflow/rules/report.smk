@@ -31,6 +31,7 @@ rule error_rate_tables:
         datasets=DATASETS,
         methods=RUN_METHODS,
         test_fraction=config["test_fraction"],
+        given=GIVEN_SPLIT,
     log:
         "logs/report/error_rate_tables.log",
     benchmark:
@@ -113,6 +114,7 @@ rule probability_tables:
     params:
         datasets=DATASETS,
         methods=RUN_METHODS,
+        given=GIVEN_SPLIT,
     log:
         "logs/report/probability_tables.log",
     benchmark:

@@ -9,10 +9,10 @@ rule splits:
         code=data_sources("splits"),
     output:
         "results/splits/{dataset}.parquet",
-    params:
-        n_splits=config["n_splits"],
-        test_fraction=config["test_fraction"],
-        seed=config["seed"],
+    params:  # an archive's own split reads none of the random splits' settings (editing them reruns nothing)
+        n_splits=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["n_splits"],
+        test_fraction=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["test_fraction"],
+        seed=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["seed"],
         given=lambda wildcards: REGISTRY[wildcards.dataset].split == "given",
     log:
         "logs/splits/{dataset}.log",

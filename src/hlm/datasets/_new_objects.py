@@ -2,7 +2,8 @@
 
 * series: a CSV ``id,label,`` then the values (an empty label: none), a folder of series files (one
   sub-folder per class, or the files directly in it: no labels), or a ``.ts``, ``.arff`` or ``.tsv`` file
-  of the archive (labels optional; ids 0, 1, ... in file order). Multichannel series: a folder or an
+  of the archive (ids 0, 1, ... in file order; a ``.ts`` may say ``@classLabel false``, while ``.arff`` and
+  ``.tsv`` files hold their class column, as aeon's loaders read them). Multichannel series: a folder or an
   archive file;
 * sequences: FASTA, ``>id|label`` or ``>id``, or an R data file of StatLog DNA's indicator columns (the
   label column optional);
@@ -76,7 +77,8 @@ def read_new_objects(kind: str, path: str | Path, *, features: list[str] | None 
             series.check_series(ids, objects, where=str(path))
             labels = [f.parent.name for f in files] if by_class else [""] * len(ids)
         elif path.suffix.lower().lstrip(".") in series.TS_FORMATS:  # the archive's .ts, .arff, .tsv
-            ids, objects, labels = series.read_archive_file(path, path.suffix.lower().lstrip("."), None, labels=False)
+            fmt = path.suffix.lower().lstrip(".")  # aeon's .tsv and .arff loaders always read a class column
+            ids, objects, labels = series.read_archive_file(path, fmt, None, labels=fmt != "ts")
         else:
             ids, objects, labels = series.read_series_csv(path)
         return ids, objects, _labels(labels)

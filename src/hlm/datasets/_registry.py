@@ -337,7 +337,10 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
         r = values["remove_at_random"]
         values["remove_at_random"] = RemoveAtRandom(fraction=float(r["fraction"]), seed=int(r["seed"]))
         values.setdefault("missing", "keep")  # the removed cells stay missing
-    if values.get("distance_params") is not None:  # (window alone: the schema's 0..1, which every one takes)
+    if values.get("window") is not None and values.get("kind") == "series" and values.get("distance") == "euclidean":
+        raise ConfigError(f"{source}: entry '{name}': field 'window' is not allowed with distance euclidean "
+                          "(the lock-step distance does not warp)")
+    if values.get("distance_params") is not None:  # (window alone: the schema's 0..1, which every elastic one takes)
         _check_distance_params(values, f"{source}: entry '{name}'")
     return DatasetSpec(name=str(name), **values)
 

@@ -264,7 +264,10 @@ def check_series(ids, series, where: str = "series", equal_length: bool = False)
         if i in seen:
             raise DataError(f"{where}: duplicate id {i!r}")
         seen.add(i)
-        if x.ndim not in (1, 2) or x.shape[-1] == 0 or x.size == 0:
+        if x.ndim not in (1, 2):
+            raise DataError(f"{where}: object {i!r} is a {x.ndim}-D array; a series is 1-D, or 2-D (channels x "
+                            "length)")
+        if x.size == 0:
             raise DataError(f"{where}: object {i!r} is an empty series")
         if not np.isfinite(x).all():
             raise DataError(f"{where}: object {i!r} has NaN or infinite values")

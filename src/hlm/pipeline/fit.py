@@ -61,12 +61,15 @@ def dataset_objects(spec, root, config: dict):
 
 
 def objects_sha256(ids, labels, objects) -> str:
-    """SHA-256 of objects read from a package rather than a file: ids, labels and each object's values."""
+    """SHA-256 of objects read from a package rather than a file: ids, labels and each object's values (and a
+    multichannel series' shape, so that (6, 100) and (3, 200) differ)."""
     import hashlib
 
     digest = hashlib.sha256()
     for i, label, obj in zip(ids, labels, objects):
         digest.update(f"{i}\t{label}\t".encode())
+        if not isinstance(obj, str) and np.ndim(obj) > 1:
+            digest.update(f"{np.shape(obj)}\t".encode())
         digest.update(obj.encode() if isinstance(obj, str) else np.ascontiguousarray(obj, dtype="<f8").tobytes())
         digest.update(b"\n")
     return digest.hexdigest()

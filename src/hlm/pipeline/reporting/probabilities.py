@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from hlm.datasets._artifacts import atomic_path, write_text
 from hlm.pipeline.evaluation.probabilities import EPS, N_BINS
 from hlm.pipeline.reporting.figures import method_colours
-from hlm.pipeline.reporting.tables import ALPHA, NA, _cell, _pipe_table, summarize
+from hlm.pipeline.reporting.tables import ALPHA, NA, _cell, _pipe_table, given_note, summarize
 
 #: the scores of the evaluation Parquet tabulated here, with their decimals
 METRICS = {"log_loss": 3, "brier": 3}
@@ -46,11 +46,11 @@ def _scores(long_df: pd.DataFrame) -> pd.DataFrame:
     return long_df.assign(**dict.fromkeys(missing, np.nan)) if missing else long_df
 
 
-def probability_summary(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFrame:
+def probability_summary(long_df: pd.DataFrame, datasets: list, methods: list, given=()) -> pd.DataFrame:
     """One row per (method, dataset): splits scored, test objects, clipped objects (all splits), and per
-    score its mean, sd and bold flag (``summarize``)."""
+    score its mean, sd and bold flag (``summarize``; ``given``: the data sets under their archive's own split)."""
     long_df = _scores(long_df)
-    parts = {m: summarize(long_df, datasets, methods, value=m, decimals=d).set_index(["method", "dataset"])
+    parts = {m: summarize(long_df, datasets, methods, value=m, decimals=d, given=given).set_index(["method", "dataset"])
              for m, d in METRICS.items()}
     scored = long_df[long_df["log_loss"].notna()]
     n_test = scored.groupby(["method", "dataset"])["n_test"].sum() if "n_test" in scored else pd.Series(dtype=float)
@@ -65,9 +65,9 @@ def probability_summary(long_df: pd.DataFrame, datasets: list, methods: list) ->
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def probability_table(long_df: pd.DataFrame, datasets: list, methods: list, metric: str) -> pd.DataFrame:
+def probability_table(long_df: pd.DataFrame, datasets: list, methods: list, metric: str, given=()) -> pd.DataFrame:
     """Methods as rows, data sets as columns, cells "mean (sd)" (bold as "**...**") or "NA"."""
-    summary = summarize(_scores(long_df), datasets, methods, value=metric, decimals=METRICS[metric])
+    summary = summarize(_scores(long_df), datasets, methods, value=metric, decimals=METRICS[metric], given=given)
     summary["cell"] = [_cell(r) for r in summary.itertuples()]
     table = summary.pivot(index="method", columns="dataset", values="cell").loc[list(methods), list(datasets)]
     table.index.name, table.columns.name = "method", None
@@ -84,25 +84,27 @@ def _clip_footer(summary: pd.DataFrame, labels: dict | None) -> str:
 
 
 def probability_markdown(long_df: pd.DataFrame, datasets: list, methods: list, metric: str,
-                         labels: dict | None = None) -> str:
+                         labels: dict | None = None, given=()) -> str:
     """A caption, the pipe table (methods shown by ``labels``) and, for the log-loss, the clip count."""
-    table = probability_table(long_df, datasets, methods, metric)
-    summary = probability_summary(long_df, datasets, methods)
-    counts = sorted(set(summary.loc[summary["n_splits"] > 0, "n_splits"]))
-    caption = CAPTIONS[metric].format(n="/".join(map(str, counts)) or "0")
+    table = probability_table(long_df, datasets, methods, metric, given)
+    summary = probability_summary(long_df, datasets, methods, given)
+    counts = sorted(set(summary.loc[(summary["n_splits"] > 0) & ~summary["dataset"].isin(given), "n_splits"]))
+    caption = " ".join(filter(None, [CAPTIONS[metric].format(n="/".join(map(str, counts)) or "0"),
+                                     given_note(given, datasets)]))
     out = _pipe_table(caption, datasets, methods, lambda m, d: table.loc[m, d], labels)
     return out + ("\n" + _clip_footer(summary, labels) if metric == "log_loss" else "")
 
 
 def write_probability_tables(long_df: pd.DataFrame, datasets: list, methods: list, outputs: dict,
-                             labels: dict | None = None, summary_path: str | os.PathLike | None = None) -> pd.DataFrame:
+                             labels: dict | None = None, summary_path: str | os.PathLike | None = None,
+                             given=()) -> pd.DataFrame:
     """Write ``outputs[f"{metric}_csv"]`` and ``outputs[f"{metric}_md"]`` for the log-loss and the Brier score
     (and the tidy summary to ``summary_path``), atomically; returns the summary."""
     for metric in METRICS:
-        table = probability_table(long_df, datasets, methods, metric)
+        table = probability_table(long_df, datasets, methods, metric, given)
         write_text(table.reset_index().to_csv(index=False), outputs[f"{metric}_csv"])
-        write_text(probability_markdown(long_df, datasets, methods, metric, labels), outputs[f"{metric}_md"])
-    summary = probability_summary(long_df, datasets, methods)
+        write_text(probability_markdown(long_df, datasets, methods, metric, labels, given), outputs[f"{metric}_md"])
+    summary = probability_summary(long_df, datasets, methods, given)
     if summary_path is not None:
         write_text(summary.to_csv(index=False), summary_path)
     return summary

@@ -48,14 +48,14 @@ def _fmt(value: float, decimals: int = 2) -> str:
 
 
 def summarize(long_df: pd.DataFrame, datasets: list, methods: list, value: str = "error_rate",
-              decimals: int = 2) -> pd.DataFrame:
+              decimals: int = 2, given=()) -> pd.DataFrame:
     """One row per (method, dataset) in the given orders (methods outer), of the per-split ``value``
     (lower is better; NaN: no result).
 
     Columns: method, dataset, to_distance, n_splits, mean, sd (ddof=1, NaN for
-    fewer than 2 splits), cell ("mean (sd)" with ``decimals``; "mean" alone for one split, an archive's own
-    train/test split; "NA" without results), p_worse and bold (the Wilcoxon test: not on a data set of one
-    split, which has no bold).
+    fewer than 2 splits), cell ("mean (sd)" with ``decimals``, or "NA" without results), p_worse and bold
+    (the Wilcoxon test). The data sets in ``given`` are under their archive's own train/test split (registry
+    ``split: given``), one split: their cells hold the mean alone, with no test and no bold.
     """
     stats = (
         long_df.groupby(["method", "dataset"])[value]
@@ -66,12 +66,13 @@ def summarize(long_df: pd.DataFrame, datasets: list, methods: list, value: str =
         if "to_distance" in long_df
         else {}
     )
-    p_worse = {d: not_worse_than_best(long_df[long_df["dataset"] == d], methods, value) for d in datasets}
+    p_worse = {d: not_worse_than_best(long_df[long_df["dataset"] == d], methods, value) if d not in given else {}
+               for d in datasets}
     rows = []
     for method in methods:
         for dataset in datasets:
             n, mean, sd = stats.loc[(method, dataset)] if (method, dataset) in stats.index else (0, None, None)
-            one = n == 1  # an archive's own split: no sd, no test
+            one = dataset in given  # an archive's own split: no sd, no test
             cell = (_fmt(mean, decimals) if one else f"{_fmt(mean, decimals)} ({_fmt(sd, decimals)})") if n else NA
             p = float("nan") if one else p_worse[dataset].get(method, float("nan"))
             rows.append((method, dataset, conv.get(dataset, NA), int(n), mean, sd, cell, p,
@@ -111,9 +112,10 @@ def _cell(row) -> str:
     return f"**{row.cell}**" if row.bold else row.cell
 
 
-def error_rate_table(long_df: pd.DataFrame, datasets: list, methods: list) -> pd.DataFrame:
-    """Methods as rows, data sets as columns (given orders), cells "mean (sd)" or "NA"."""
-    summary = summarize(long_df, datasets, methods)
+def error_rate_table(long_df: pd.DataFrame, datasets: list, methods: list, given=()) -> pd.DataFrame:
+    """Methods as rows, data sets as columns (given orders), cells "mean (sd)" or "NA" (``given``: the data
+    sets under their archive's own split, :func:`summarize`)."""
+    summary = summarize(long_df, datasets, methods, given=given)
     summary["cell"] = [_cell(r) for r in summary.itertuples()]
     table = summary.pivot(index="method", columns="dataset", values="cell")
     table = table.loc[list(methods), list(datasets)]
@@ -121,20 +123,25 @@ def error_rate_table(long_df: pd.DataFrame, datasets: list, methods: list) -> pd
     return table
 
 
+def given_note(given, datasets) -> str:
+    """The caption's words for the data sets under their archive's own split ("" for none)."""
+    names = [d for d in datasets if d in given]
+    return (f"{', '.join(names)}: the archive's own train/test split, one split, so the value alone (no sd, "
+            "no bold)." if names else "")
+
+
 def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: int | None,
-              labels: dict | None = None) -> str:
+              labels: dict | None = None, given=()) -> str:
     cells = pd.Series([_cell(r) for r in summary.itertuples()],
                       index=pd.MultiIndex.from_frame(summary[["method", "dataset"]]))
-    counts = sorted(set(summary.loc[summary["n_splits"] > 1, "n_splits"]))
+    counts = sorted(set(summary.loc[(summary["n_splits"] > 0) & ~summary["dataset"].isin(given), "n_splits"]))
     n = "/".join(map(str, counts)) or "0"
     split = f"random {100 - test_pct}/{test_pct} train/test splits" if test_pct else "random splits"
     caption = (f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1). "
                f"Bold: the lowest mean per data set and every method not significantly worse "
                f"(one-sided Wilcoxon signed-rank test on the paired split errors, alpha = {ALPHA}).")
-    given = [d for d in datasets if (summary.loc[summary["dataset"] == d, "n_splits"] == 1).any()]
-    if given:  # an archive's own split: one split, no sd, no test
-        note = (f"{', '.join(given)}: the archive's own train/test split, one split, so the error alone "
-                "(no sd, no bold).")
+    note = given_note(given, datasets)
+    if note:
         caption = f"{caption} {note}" if counts else f"Test error rate in %: {note}"
     conv = summary.drop_duplicates("dataset").set_index("dataset")["to_distance"]
     table = _pipe_table(caption, datasets, methods, lambda m, d: cells[(m, d)], labels)
@@ -150,6 +157,7 @@ def write_error_rate_tables(
     labels: dict | None = None,
     summary_path: str | os.PathLike | None = None,
     test_fraction: float | None = None,
+    given=(),
 ) -> pd.DataFrame:
     """Write the error-rate table (paper Table 2 layout) as CSV and Markdown, atomically.
 
@@ -163,7 +171,7 @@ def write_error_rate_tables(
     the pipe table (methods shown by ``labels[method]`` when given), and a footer
     line ``Distances: dataset: conversion; ...``. Returns the tidy summary.
     """
-    summary = summarize(long_df, datasets, methods)
+    summary = summarize(long_df, datasets, methods, given=given)
     if test_fraction is not None:
         test_pct = int(round(100 * test_fraction))
     elif {"n_train", "n_test"} <= set(long_df.columns) and len(long_df):
@@ -171,10 +179,10 @@ def write_error_rate_tables(
         test_pct = int(round(100 * frac))
     else:
         test_pct = None
-    write_text(error_rate_table(long_df, datasets, methods).reset_index().to_csv(index=False), csv_path)
+    write_text(error_rate_table(long_df, datasets, methods, given).reset_index().to_csv(index=False), csv_path)
     if summary_path is not None:
         write_text(summary.to_csv(index=False), summary_path)
-    write_text(_markdown(summary, datasets, methods, test_pct, labels), md_path)
+    write_text(_markdown(summary, datasets, methods, test_pct, labels, given), md_path)
     return summary
 
 

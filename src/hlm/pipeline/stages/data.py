@@ -28,8 +28,8 @@ def preprocess(name: str, entry: dict, output: str, root: str | Path = ".", *, d
     )
 
 
-def splits(distances: str, output: str, *, dataset: str, n_splits: int, test_fraction: float, seed: int,
-           given: bool = False) -> None:
+def splits(distances: str, output: str, *, dataset: str, n_splits: int | None, test_fraction: float | None,
+           seed: int | None, given: bool = False) -> None:
     """``results/splits/{dataset}.parquet``: split, index, role. ``given``: the archive's own train/test
     split as the only one (registry ``split: given``), else ``n_splits`` random ones."""
     from hlm.pipeline.evaluation.splits import given_split, make_splits

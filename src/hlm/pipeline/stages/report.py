@@ -14,7 +14,7 @@ log = logging.getLogger("hlm")
 def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], csv_out: str, md_out: str,
            summary_out: str, test_fraction: float, paper_md_out: str | None = None, paper_csv_out: str | None = None,
            run_time_csv_out: str | None = None, run_time_md_out: str | None = None,
-           sda_md_out: str | None = None, sda_csv_out: str | None = None) -> None:
+           sda_md_out: str | None = None, sda_csv_out: str | None = None, given: list[str] = ()) -> None:
     """The paper's tables from the evaluation Parquet files.
 
     ``results/tables/error_rates.{csv,md}`` (Table 2 layout, Wilcoxon bold) and
@@ -38,7 +38,7 @@ def tables(evaluations: list[str], *, datasets: list[str], methods: list[str], c
     labels = {m: METHODS[m].label for m in methods}
     long_df = load_evaluations(evaluations)
     summary = write_error_rate_tables(long_df, datasets, methods, csv_out, md_out, labels=labels,
-                                      summary_path=summary_out, test_fraction=test_fraction)
+                                      summary_path=summary_out, test_fraction=test_fraction, given=given)
     log.info("tables written: %s, %s", csv_out, md_out)
     if paper_md_out:
         comparison = paper_comparison(summary, PAPER_ERROR_RATES)
@@ -79,7 +79,8 @@ def cv_components_figure(evaluations: list[str], methods: list[str], *, dataset:
 
 
 def probability_tables(evaluations: list[str], *, datasets: list[str], methods: list[str], log_loss_csv: str,
-                       log_loss_md: str, brier_csv: str, brier_md: str, summary_out: str | None = None) -> None:
+                       log_loss_md: str, brier_csv: str, brier_md: str, summary_out: str | None = None,
+                       given: list[str] = ()) -> None:
     """``results/tables/log_loss.{csv,md}`` and ``brier.{csv,md}`` (mean (sd) over the splits, Wilcoxon bold,
     NA without probabilities) and the tidy ``probability_summary.csv`` (docs/beyond-the-paper-spec.md section 3)."""
     from hlm.pipeline.reporting.probabilities import write_probability_tables
@@ -87,7 +88,8 @@ def probability_tables(evaluations: list[str], *, datasets: list[str], methods: 
 
     outputs = {"log_loss_csv": log_loss_csv, "log_loss_md": log_loss_md, "brier_csv": brier_csv, "brier_md": brier_md}
     summary = write_probability_tables(load_evaluations(evaluations), datasets, methods, outputs,
-                                       labels={m: METHODS[m].label for m in methods}, summary_path=summary_out)
+                                       labels={m: METHODS[m].label for m in methods}, summary_path=summary_out,
+                                       given=given)
     log.info("log-loss and Brier tables written: %s, %s (%d test objects clipped)", log_loss_md, brier_md,
              int(summary["n_clipped"].sum()))
 

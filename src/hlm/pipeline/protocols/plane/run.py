@@ -27,8 +27,10 @@ def fit_plane(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_folds
     and odKDE, fitted on one stratified partition of ``n_train`` training objects and tested on the rest."""
     if X.ndim != 2 or X.shape[1] != 2:
         raise DataError(f"plane: data set '{dataset}' has {X.shape[1]} features; the figure draws two")
-    if not 0 < n_train < len(y):
-        raise DataError(f"plane: data set '{dataset}' has {len(y)} objects, too few for {n_train} training ones")
+    n_classes = len(np.unique(y))
+    if not n_classes <= n_train <= len(y) - n_classes:
+        raise DataError(f"plane: data set '{dataset}': n_train {n_train} must leave every one of its {n_classes} "
+                        f"classes in both parts (between {n_classes} and {len(y) - n_classes} of {len(y)} objects)")
     train, test = train_test_split(np.arange(len(y)), train_size=n_train, stratify=y,
                                    random_state=derive_seed(seed, dataset, "plane") % 2**32)
     train, test = np.sort(train), np.sort(test)
