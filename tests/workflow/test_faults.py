@@ -2,6 +2,10 @@
 (it completes, nothing is corrupt, finished jobs are kept, MLflow holds one parent per pair
 with one child per split); and the same results on one core as on two.
 
+No kill depends on timing: the job to be killed holds at its fault point (hlm.pipeline.faults: a method
+job after its first split, nothing written; a track job after its parent run and first child, both
+RUNNING), and signals it by a file; the test kills it then.
+
 Each scenario runs a small config in its own copy of the project (see test_workflow.py)."""
 
 import hashlib
@@ -75,12 +79,25 @@ def _wait(what: str, condition, proc, out: Path, interval: float = 0.02):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _start(project: Path) -> tuple[subprocess.Popen, Path]:
+def _start(project: Path, fault: str | None = None) -> tuple[subprocess.Popen, Path]:
+    """Snakemake on the small config; ``fault``: the fault point (hlm.pipeline.faults) a job holds at."""
     out = project / f"snakemake-{time.monotonic_ns()}.out"
     cmd = [str(BIN / "snakemake"), "--cores", "2", *ARGS]
+    env = _env(project)
+    if fault:
+        env.update(HLM_FAULT_POINT=fault, HLM_FAULT_SIGNAL=str(project / "fault.pid"), HLM_FAULT_WAIT=str(TIMEOUT))
     with open(out, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=project, env=_env(project), stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=fh, stderr=subprocess.STDOUT)
     return proc, out
+
+
+def _held(project: Path, proc, out: Path) -> int:
+    """The pid of the job holding at the fault point, once it has signalled (its file, written whole)."""
+    signal_file = project / "fault.pid"
+    pid = int(_wait("the job reached its fault point", lambda: signal_file.is_file() and signal_file.read_text(),
+                    proc, out))
+    signal_file.unlink()
+    return pid
 
 
 def _finish(proc, out: Path) -> str:
@@ -118,17 +135,17 @@ def _track_runs(db: Path, dataset: str) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def resumed(tmp_path_factory):
-    """Run 1: SIGKILL the sonar/kernel_hlm job as soon as it starts. Run 2 (plain rerun): SIGKILL the
-    first ``track`` job once it has created an MLflow run. Run 3 (plain rerun): completes.
+    """Run 1: SIGKILL the sonar/kernel_hlm job after its first split. Run 2 (plain rerun): SIGKILL the first
+    data set's ``track`` job once it has created its first MLflow runs. Run 3 (plain rerun): completes.
 
     Returns the project, the files under results/ after runs 1 and 2, the killed data set's
     MLflow runs by status after the kill, and the three runs' output.
     """
     project = copy_project(tmp_path_factory.mktemp("faults"))
     # run 1: a method job
-    proc, out = _start(project)
-    log = project / "logs/evaluate/sonar/kernel_hlm.log"
-    pid = _wait("the sonar/kernel_hlm job started", lambda: _job_pid(log, proc.pid), proc, out)
+    proc, out = _start(project, fault="evaluate/sonar/kernel_hlm")
+    pid = _held(project, proc, out)
+    assert pid == _job_pid(project / "logs/evaluate/sonar/kernel_hlm.log", proc.pid)
     _kill(pid, "the sonar/kernel_hlm job")
     first = _finish(proc, out)
     assert proc.returncode != 0, f"the killed job was not reported:\n{first[-3000:]}"
@@ -136,18 +153,10 @@ def resumed(tmp_path_factory):
     after_first = files(project / "results")
 
     # run 2: the MLflow job of the first data set whose methods are done
-    proc, out = _start(project)
-    logs = [project / f"logs/track/{d}.log" for d in DATASETS]
-
-    def track_job():
-        for dataset, log in zip(DATASETS, logs):
-            pid = _job_pid(log, proc.pid)
-            if pid:
-                return dataset, pid
-
-    dataset, pid = _wait("a track job started", track_job, proc, out)
-    _wait(f"the {dataset} track job logged a run", lambda: _track_runs(project / "mlflow.db", dataset),
-          proc, out, interval=0.005)
+    dataset = DATASETS[0]
+    proc, out = _start(project, fault=f"track/{dataset}")
+    pid = _held(project, proc, out)
+    assert pid == _job_pid(project / f"logs/track/{dataset}.log", proc.pid)
     _kill(pid, f"the {dataset} track job")
     second = _finish(proc, out)
     assert proc.returncode != 0, f"the killed track job was not reported:\n{second[-3000:]}"

@@ -50,6 +50,7 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 
 from hlm.datasets._artifacts import read_metadata  # noqa: E402
 from hlm.errors import ConfigError  # noqa: E402
+from hlm.pipeline.faults import fault_point  # noqa: E402
 
 if _MLFLOW_PREIMPORTED:  # mlflow started its telemetry client before we set the variable
     from mlflow.telemetry import set_telemetry_client
@@ -456,6 +457,8 @@ def log_pair(
             metrics={c: getattr(row, c, float("nan")) for c in
                      ("error_rate", "fit_seconds", "predict_seconds", "n_train", "n_test", *PROBABILITY_METRICS)},
         ))
+        if len(children) == 1:  # the parent and a first child logged, RUNNING: where the fault test kills
+            fault_point(f"track/{dataset}")
     for child_id, row in zip(children, evaluation.itertuples(index=False)):
         model = getattr(row, "model", None)
         if isinstance(model, str) and model:  # a fitted HLM mixture (JSON)

@@ -1,0 +1,34 @@
+"""Fault points: where a test holds a job in order to kill it there (tests/workflow/test_faults.py).
+
+A job that reaches the point named by the environment variable ``HLM_FAULT_POINT`` (e.g. ``track/sonar``)
+writes its process id to the file ``HLM_FAULT_SIGNAL`` (atomically: the file appears whole) and waits there,
+for at most ``HLM_FAULT_WAIT`` seconds (default 600), for the test to kill it; then it goes on. So the kill
+lands at that point on any machine, however fast the job: the test waits for the signal, not for luck.
+Without the variables a point costs one lookup.
+
+Examples
+--------
+>>> import os
+>>> from hlm.pipeline.faults import fault_point
+>>> fault_point("track/sonar")  # no HLM_FAULT_POINT: nothing happens
+>>> os.environ.update(HLM_FAULT_POINT="x", HLM_FAULT_SIGNAL=os.devnull + ".never")
+>>> fault_point("track/sonar")  # another point: nothing happens either
+>>> del os.environ["HLM_FAULT_POINT"], os.environ["HLM_FAULT_SIGNAL"]
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def fault_point(name: str) -> None:
+    """Hold here to be killed when ``HLM_FAULT_POINT`` names this point (module docstring)."""
+    if os.environ.get("HLM_FAULT_POINT") != name:
+        return
+    signal_file = os.environ["HLM_FAULT_SIGNAL"]
+    tmp = f"{signal_file}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.replace(tmp, signal_file)
+    time.sleep(float(os.environ.get("HLM_FAULT_WAIT", "600")))
