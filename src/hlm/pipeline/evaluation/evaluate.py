@@ -33,6 +33,7 @@ from hlm.pipeline.evaluation.probabilities import final_fit_params, score_split
 from hlm.pipeline.evaluation.splits import split_indices
 from hlm.pipeline.faults import fault_point
 from hlm.pipeline.methods import METHODS, check_method_params
+from hlm.pipeline.progress import Progress
 
 log = logging.getLogger("hlm")
 
@@ -76,6 +77,7 @@ def evaluate_method(
     _warm_up(setup.estimator)
     rows, preds = [], []
     todo = list(split_ids) if split_ids is not None else sorted(splits["split"].unique())
+    progress = Progress(len(todo))
     for done, split in enumerate(todo, 1):
         train, test = split_indices(splits, int(split))
         y_test = labels[test]
@@ -121,8 +123,8 @@ def evaluate_method(
                 pred[f"proba_{cls}"] = P[:, k]
         preds.append(pred)
         del D_te, model, proba, P  # before the next split's blocks are read
-        log.info("%s/%s: split %d (%d of %d) error %.2f%%, fit %.1f s, predict %.1f s", dataset, method_id,
-                 int(split), done, len(todo), rows[-1]["error_rate"], t_fit - t0, t_pred - t_read)
+        log.info("%s/%s: split %d error %.2f%%, fit %.1f s, predict %.1f s; %s", dataset, method_id, int(split),
+                 rows[-1]["error_rate"], t_fit - t0, t_pred - t_read, progress(done))
     return EvaluationResult(pd.DataFrame(rows), pd.concat(preds, ignore_index=True))
 
 

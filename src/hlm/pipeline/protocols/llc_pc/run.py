@@ -26,6 +26,7 @@ from hlm.base._seeds import derive_seed
 from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS, SUBCLASS_GRID
+from hlm.pipeline.progress import Progress
 
 log = logging.getLogger("hlm")
 
@@ -63,7 +64,9 @@ def run_llc_pc(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_fold
     y = np.asarray(y)
     ks = list(range(len(np.unique(y)), k_max + 1))
     rows = []
-    for index in partitions if partitions is not None else range(n_partitions):
+    todo = list(partitions) if partitions is not None else list(range(n_partitions))
+    progress = Progress(len(todo))
+    for done, index in enumerate(todo, 1):
         train, test = partition(y, dataset, seed, index)
         state = derive_seed(seed, dataset, "llc-pc", index, "model") % 2**31
         for method in methods:
@@ -71,6 +74,7 @@ def run_llc_pc(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_fold
             if cv:
                 rows.append(_cv_row(index, method, X, y, train, test, ks, state, cv_folds,
                                     derive_seed(seed, dataset, "llc-pc", index, "cv"), n_jobs))
+        log.info("%s: LLC-PC partition %d done; %s", dataset, index, progress(done))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

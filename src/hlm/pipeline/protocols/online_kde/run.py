@@ -25,6 +25,7 @@ from hlm.base._seeds import derive_seed
 from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS
+from hlm.pipeline.progress import Progress
 
 log = logging.getLogger("hlm")
 
@@ -66,6 +67,8 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
     check_protocol_data(y, dataset, n_folds)
     outer = StratifiedKFold(n_folds, shuffle=True, random_state=derive_seed(seed, dataset, "okde-cv") % 2**31)
     rows = []
+    progress = Progress(len(folds) if folds is not None else n_folds)
+    done = 0
     for fold, (train, test) in enumerate(outer.split(X, y)):
         if folds is not None and fold not in folds:
             continue
@@ -84,6 +87,8 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
                 model = _batch_fit(method, X[train], y[train], seed, dataset, fold, cv_folds)
                 rows.append(_row(fold, -1, method, model, X[test], y[test], time.perf_counter() - t0,
                                  _batch_components(model, y[train]), len(train)))
+        done += 1
+        log.info("%s: fold %d done; %s", dataset, fold, progress(done))
     return pd.DataFrame(rows)
 
 

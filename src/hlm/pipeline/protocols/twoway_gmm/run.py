@@ -24,6 +24,7 @@ from hlm.errors import HLMError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.evaluation.splits import make_splits, split_indices
 from hlm.pipeline.methods import METHODS, TWOWAY_CLUSTERS_GRID, TWOWAY_COMPONENTS_GRID
+from hlm.pipeline.progress import Progress
 
 log = logging.getLogger("hlm")
 
@@ -52,7 +53,9 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
     Ms = [int(m) for m in n_components]
     table = make_splits(len(y), dataset=dataset, n_splits=n_splits, test_fraction=test_fraction, seed=seed)
     rows = []
-    for split in splits if splits is not None else range(n_splits):
+    todo = list(splits) if splits is not None else list(range(n_splits))
+    progress = Progress(len(todo))
+    for done, split in enumerate(todo, 1):
         train, test = split_indices(table, split)
         fixed = {"standardize": standardize, "random_state": derive_seed(seed, dataset, split, "model") % 2**31}
         for method, grid in (("twoway_gmm", [{"n_components": m, "n_clusters": L} for m in Ms for L in Ls]),
@@ -68,6 +71,7 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
             cv_seconds = time.perf_counter() - t0
             row = _fit_row(split, method, "cv", {**fixed, **best}, X, y, train, test)
             rows.append({**row, "fit_seconds": row["fit_seconds"] + cv_seconds})
+        log.info("%s: two-way GMM grid, split %d done; %s", dataset, split, progress(done))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
