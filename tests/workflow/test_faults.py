@@ -8,6 +8,7 @@ RUNNING), and signals it by a file; the test kills it then.
 
 Each scenario runs a small config in its own copy of the project (see test_workflow.py)."""
 
+import contextlib
 import hashlib
 import json
 import os
@@ -75,8 +76,15 @@ def _wait(what: str, condition, proc, out: Path, interval: float = 0.02):
             raise AssertionError(f"snakemake ended (status {proc.returncode}) before {what}:\n"
                                  f"{out.read_text()[-3000:]}")
         time.sleep(interval)
-    proc.kill()
+    _kill_all(proc)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _kill_all(proc) -> None:
+    """SIGKILL Snakemake and every job it started (its own session: nothing outlives a failed test)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def _start(project: Path, fault: str | None = None) -> tuple[subprocess.Popen, Path]:
@@ -87,7 +95,8 @@ def _start(project: Path, fault: str | None = None) -> tuple[subprocess.Popen, P
     if fault:
         env.update(HLM_FAULT_POINT=fault, HLM_FAULT_SIGNAL=str(project / "fault.pid"), HLM_FAULT_WAIT=str(TIMEOUT))
     with open(out, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     return proc, out
 
 
@@ -100,11 +109,22 @@ def _held(project: Path, proc, out: Path) -> int:
     return pid
 
 
+def _kill_held(project: Path, proc, out: Path, log: Path, what: str) -> None:
+    """SIGKILL the job holding at the fault point; then check it was the job of ``log`` (the killed pid is
+    dead, so it cannot have been reused meanwhile)."""
+    pid = _held(project, proc, out)
+    owner = _job_pid(log, proc.pid)
+    _kill(pid, what)
+    if owner != pid:
+        _kill_all(proc)
+        raise AssertionError(f"the process at the fault point ({pid}) is not {what} ({owner})")
+
+
 def _finish(proc, out: Path) -> str:
     try:
         proc.wait(TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _kill_all(proc)
         raise
     return out.read_text()
 
@@ -144,20 +164,18 @@ def resumed(tmp_path_factory):
     project = copy_project(tmp_path_factory.mktemp("faults"))
     # run 1: a method job
     proc, out = _start(project, fault="evaluate/sonar/kernel_hlm")
-    pid = _held(project, proc, out)
-    assert pid == _job_pid(project / "logs/evaluate/sonar/kernel_hlm.log", proc.pid)
-    _kill(pid, "the sonar/kernel_hlm job")
+    _kill_held(project, proc, out, project / "logs/evaluate/sonar/kernel_hlm.log", "the sonar/kernel_hlm job")
     first = _finish(proc, out)
     assert proc.returncode != 0, f"the killed job was not reported:\n{first[-3000:]}"
     assert "died with <Signals.SIGKILL: 9>" in first and "Error in rule kernel_hlm:" in first, first[-3000:]
     after_first = files(project / "results")
 
     # run 2: the MLflow job of the first data set whose methods are done
-    dataset = DATASETS[0]
+    # sonar's track job: it cannot have run in run 1, whose sonar/kernel_hlm job was killed
+    dataset = "sonar"
+    assert f"tracking/{dataset}.json" not in after_first
     proc, out = _start(project, fault=f"track/{dataset}")
-    pid = _held(project, proc, out)
-    assert pid == _job_pid(project / f"logs/track/{dataset}.log", proc.pid)
-    _kill(pid, f"the {dataset} track job")
+    _kill_held(project, proc, out, project / f"logs/track/{dataset}.log", f"the {dataset} track job")
     second = _finish(proc, out)
     assert proc.returncode != 0, f"the killed track job was not reported:\n{second[-3000:]}"
     assert "Error in rule track:" in second, second[-3000:]

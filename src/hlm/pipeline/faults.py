@@ -2,7 +2,8 @@
 
 A job that reaches the point named by the environment variable ``HLM_FAULT_POINT`` (e.g. ``track/sonar``)
 writes its process id to the file ``HLM_FAULT_SIGNAL`` (atomically: the file appears whole) and waits there,
-for at most ``HLM_FAULT_WAIT`` seconds (default 600), for the test to kill it; then it goes on. So the kill
+for at most ``HLM_FAULT_WAIT`` seconds (default 600), for the test to kill it; then it goes on (and does not
+hold again). So the kill
 lands at that point on any machine, however fast the job: the test waits for the signal, not for luck.
 Without the variables a point costs one lookup.
 
@@ -26,6 +27,7 @@ def fault_point(name: str) -> None:
     """Hold here to be killed when ``HLM_FAULT_POINT`` names this point (module docstring)."""
     if os.environ.get("HLM_FAULT_POINT") != name:
         return
+    del os.environ["HLM_FAULT_POINT"]  # a process holds once (a method job passes its point after every split)
     signal_file = os.environ["HLM_FAULT_SIGNAL"]
     tmp = f"{signal_file}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:

@@ -20,13 +20,13 @@ from collections.abc import Callable
 
 def duration(seconds: float) -> str:
     """``42 s``, ``3 min 05 s``, ``1 h 02 min``: seconds as a person reads them."""
-    seconds = max(0.0, float(seconds))
+    seconds = int(round(max(0.0, float(seconds))))
     if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        minutes, secs = divmod(seconds, 60)
         return f"{minutes} min {secs:02d} s" if secs else f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
+    hours, minutes = divmod(int(round(seconds / 60)), 60)
     return f"{hours} h {minutes:02d} min"
 
 
@@ -46,6 +46,7 @@ class Progress:
 
     def __call__(self, done: int) -> str:
         elapsed = self.clock() - self.start
-        left = elapsed / done * (self.total - done) if done else float("nan")
-        tail = "" if done >= self.total else f", about {duration(left)} left"
+        tail = ""
+        if 0 < done < self.total:  # the mean pace so far, over what is left
+            tail = f", about {duration(elapsed / done * (self.total - done))} left"
         return f"{done} of {self.total}, elapsed {duration(elapsed)}{tail}"

@@ -67,7 +67,7 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
     check_protocol_data(y, dataset, n_folds)
     outer = StratifiedKFold(n_folds, shuffle=True, random_state=derive_seed(seed, dataset, "okde-cv") % 2**31)
     rows = []
-    progress = Progress(len(folds) if folds is not None else n_folds)
+    progress = Progress(len(set(folds) & set(range(n_folds))) if folds is not None else n_folds)
     done = 0
     for fold, (train, test) in enumerate(outer.split(X, y)):
         if folds is not None and fold not in folds:
