@@ -51,7 +51,7 @@ def test_an_aeon_set_and_a_test_file_take_it():
 
 
 def test_window_with_the_euclidean_distance_is_refused():
-    with pytest.raises(ConfigError, match="field 'window' is not allowed with distance euclidean"):
+    with pytest.raises(ConfigError, match=r"distance euclidean has no parameter 'window' \(its parameters: none\)"):
         validate_entry("x", {"path": "a.csv", "format": "csv", "kind": "series", "distance": "euclidean",
                              "window": 0.1})
 

@@ -337,17 +337,16 @@ def validate_entry(name: str, entry, source: str = "config/datasets.yaml") -> Da
         r = values["remove_at_random"]
         values["remove_at_random"] = RemoveAtRandom(fraction=float(r["fraction"]), seed=int(r["seed"]))
         values.setdefault("missing", "keep")  # the removed cells stay missing
-    if values.get("window") is not None and values.get("kind") == "series" and values.get("distance") == "euclidean":
-        raise ConfigError(f"{source}: entry '{name}': field 'window' is not allowed with distance euclidean "
-                          "(the lock-step distance does not warp)")
-    if values.get("distance_params") is not None:  # (window alone: the schema's 0..1, which every elastic one takes)
+    if values.get("distance_params") is not None or values.get("window") is not None:
         _check_distance_params(values, f"{source}: entry '{name}'")
     return DatasetSpec(name=str(name), **values)
 
 
 def _check_distance_params(values: dict, where: str) -> None:
-    """ConfigError for a parameter the entry's distance does not take, or a value it refuses (tried on two
-    short series, so that a bad value fails when the entry is read, not in the distance jobs)."""
+    """ConfigError for a parameter the entry's distance does not take (``window`` included), or a
+    ``distance_params`` value it refuses (tried on two short series, so that a bad value fails when the entry
+    is read, not in the distance jobs; a window alone is the schema's 0..1, which every distance taking one
+    accepts)."""
     import numpy as np
 
     from hlm.distances._registry import get_distance
@@ -370,7 +369,7 @@ def _check_distance_params(values: dict, where: str) -> None:
         if not ok:
             what = {"number": "a finite number", "integer": "an integer"}.get(kind, f"a {kind}")
             raise ConfigError(f"{where}: distance {distance.name}'s parameter {key!r} must be {what} (got {value!r})")
-    if not params:
+    if not values.get("distance_params"):
         return
     probe = ([np.array([0.0, 1.0, 2.0, 1.0]), np.array([0.0, 0.5, 2.0, 1.0, 0.0])] if distance.kind == "series"
              else ["ACGTAC", "AGTTCA"])

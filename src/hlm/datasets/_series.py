@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hlm.datasets._textfiles import csv_rows, labels_by_id, read_text
-from hlm.distances._channels import channels, length
+from hlm.distances._channels import check_channels, length
 from hlm.errors import DataError
 
 
@@ -259,7 +259,6 @@ def check_series(ids, series, where: str = "series", equal_length: bool = False)
     """One-line DataErrors for duplicate ids, empty series, NaN or infinite values, series whose channel count
     differs from the first one's, and (``equal_length``) series of different lengths."""
     seen = set()
-    first = None
     for i, x in zip(ids, series):
         if i in seen:
             raise DataError(f"{where}: duplicate id {i!r}")
@@ -271,11 +270,7 @@ def check_series(ids, series, where: str = "series", equal_length: bool = False)
             raise DataError(f"{where}: object {i!r} is an empty series")
         if not np.isfinite(x).all():
             raise DataError(f"{where}: object {i!r} has NaN or infinite values")
-        if first is None:
-            first = (i, channels(x))
-        elif channels(x) != first[1]:
-            raise DataError(f"{where}: object {i!r} has {channels(x)} channel{'s' * (channels(x) > 1)}, object "
-                            f"{first[0]!r} {first[1]}: every series of a data set has the same channels")
+    check_channels(series, list(ids), where)
     lengths = {length(x) for x in series}
     if equal_length and len(lengths) > 1:
         raise DataError(f"{where}: series of lengths {min(lengths)} to {max(lengths)}, but the Euclidean distance "

@@ -18,11 +18,6 @@ ALIGNMENT_SCHEME = {"mode": "global", "match_score": 1.0, "mismatch_score": -1.0
                     "open_gap_score": -2.0, "extend_gap_score": -1.0}
 
 
-#: the options an entry may give (``distance_params``)
-ALIGNMENT_OPTIONS = ("mode", "substitution_matrix", "match_score", "mismatch_score", "open_gap_score",
-                     "extend_gap_score")
-
-
 def aligner(**options):
     """Biopython's ``PairwiseAligner`` with ``ALIGNMENT_SCHEME`` updated by ``options`` (a
     ``substitution_matrix`` given by name replaces the match and mismatch scores)."""

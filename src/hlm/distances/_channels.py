@@ -56,9 +56,15 @@ def panels(rows, cols):
     return panel(rows), panel(cols)
 
 
-def check_channels(series) -> None:
-    """A one-line DataError when ``series`` do not all have the same number of channels."""
-    counts = sorted({channels(x) for x in series})
-    if len(counts) > 1:
-        raise DataError(f"series of {' and '.join(map(str, counts[:2]))} channels: every series of a data set "
-                        "has the same channels")
+def check_channels(series, ids=None, where: str | None = None) -> None:
+    """A one-line DataError when ``series`` do not all have the first one's number of channels; with ``ids``
+    (and ``where``, the file or data set) it names the first object that differs and the first object."""
+    counts = [channels(x) for x in series]
+    k = next((k for k, c in enumerate(counts) if c != counts[0]), None)
+    if k is None:
+        return
+    if ids is None:
+        raise DataError(f"series of {counts[0]} and {counts[k]} channels: every series of a data set has the same "
+                        "channels")
+    raise DataError(f"{where}: object {ids[k]!r} has {counts[k]} channel{'s' * (counts[k] > 1)}, object "
+                    f"{ids[0]!r} {counts[0]}: every series of a data set has the same channels")

@@ -59,13 +59,8 @@ def pairwise_euclidean(rows, cols) -> np.ndarray:
     Series of one shape (kind series: 1-D, or (channels, length) arrays) are flattened: their lock-step
     Euclidean distance, summed over the channels (aeon's DTW with ``window=0``, square-rooted).
     """
-    if not isinstance(rows, np.ndarray) or not isinstance(cols, np.ndarray):
-        shapes = sorted({np.shape(x) for x in (*rows, *cols)})
-        if len(shapes) > 1:
-            raise DataError(f"the Euclidean distance needs objects of one shape (got {shapes[0]} and {shapes[1]})")
-    X, Y = (np.asarray(a, dtype=np.float64) for a in (rows, cols))
-    if X.ndim > 2 or Y.ndim > 2:
-        X, Y = X.reshape(len(X), -1), Y.reshape(len(Y), -1)
-    if X.ndim == 1 or Y.ndim == 1 or X.shape[1] != Y.shape[1]:
-        raise DataError(f"the Euclidean distance needs objects of one shape (got {X.shape[1:]} and {Y.shape[1:]})")
+    shapes = sorted({np.shape(x) for x in (*rows, *cols)})
+    if len(shapes) > 1:
+        raise DataError(f"the Euclidean distance needs objects of one shape (got {shapes[0]} and {shapes[1]})")
+    X, Y = (np.asarray(a, dtype=np.float64).reshape(len(a), -1) for a in (rows, cols))
     return cdist(X, Y, metric="euclidean")
