@@ -324,3 +324,23 @@ def test_ward_variants_equal_brute_force_lance_williams(seed):
             res = cluster(D, k, method)
             got = sorted(sorted(np.flatnonzero(res.assignment == j).tolist()) for j in range(k))
             assert got == expected, (method, k)
+
+
+@pytest.mark.parametrize("n,k", [(12, 2), (40, 3), (150, 7)])
+def test_vsh_restarts_are_kmedoids_fasterpam_exactly(n, k):
+    """The direct call (vsh._fasterpam) gives kmedoids.fasterpam's medoids restart by restart, and leaves the
+    random stream where fasterpam leaves it: on symmetric and on weighted (asymmetric) matrices."""
+    import kmedoids
+
+    from hlm.local_mapping._clustering.vsh import _MAX_SWEEPS, _fasterpam
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    for R in (D, rng.uniform(0.5, 2.0, n)[:, None] * D):
+        R = np.asfortranarray(R)
+        ours, theirs = (np.random.RandomState(np.random.MT19937(7)) for _ in range(2))
+        for _ in range(25):
+            expected = kmedoids.fasterpam(R, k, max_iter=_MAX_SWEEPS, init="random", random_state=theirs, n_cpu=1)
+            np.testing.assert_array_equal(_fasterpam(R, k, ours), expected.medoids)
+        assert ours.randint(0, 2**31 - 1) == theirs.randint(0, 2**31 - 1)

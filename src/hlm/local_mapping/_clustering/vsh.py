@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numbers
 
-import kmedoids as _kmedoids
 import numpy as np
+from kmedoids.kmedoids import _rand_fasterpam_f64
 
 from hlm.local_mapping._clustering.result import Clustering, check_k, check_matrix, make_result, nearest, singletons
 
@@ -58,11 +58,18 @@ def _vsh(R: np.ndarray, k: int, seed: int, n_init: int) -> Clustering:
     rs = np.random.RandomState(np.random.MT19937(seed))
     best_protos, best_assign, best_total = None, None, np.inf
     for _ in range(int(n_init)):
-        res = _kmedoids.fasterpam(R, k, max_iter=_MAX_SWEEPS, init="random", random_state=rs, n_cpu=1)
-        protos = np.sort(res.medoids.astype(np.intp))
+        protos = np.sort(_fasterpam(R, k, rs).astype(np.intp))
         assignment, total = nearest(R, protos)
         if total < best_total:
             best_protos, best_assign, best_total = protos, assignment, total
     best_protos.setflags(write=False)
     best_assign.setflags(write=False)
     return Clustering(best_protos, best_assign, best_total)
+
+
+def _fasterpam(R: np.ndarray, k: int, rs: np.random.RandomState) -> np.ndarray:
+    """The medoids of ``kmedoids.fasterpam(R, k, max_iter=_MAX_SWEEPS, init="random", random_state=rs, n_cpu=1)``
+    on a float64 ``R``, drawing from ``rs`` as it does (the initial medoids, then the seed of the processing
+    order), without its per-call checks: a third of a VSH restart's time at n = 40 (tested equal)."""
+    medoids = rs.choice(R.shape[0], k, False).astype(np.uintp)
+    return _rand_fasterpam_f64(R, medoids, _MAX_SWEEPS, rs.randint(0, 2147483647))[2]
