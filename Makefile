@@ -1,5 +1,6 @@
 # Two commands set everything up on a fresh machine:
-#   make run    venv + pinned install + the default pipeline (snakemake --cores $(CORES))
+#   make run    venv + pinned install + the default pipeline (snakemake --cores $(CORES)); make paper and
+#               make scale run the other profiles
 #   make test   venv + pinned install + the linter (ruff, rules in pyproject.toml) + the test
 #               suite, then its numerical part again on the code paths of a CPU without
 #               AVX-512 (see test-no-avx512)
@@ -21,7 +22,7 @@ ifneq ($(shell grep -m1 -ow avx2 /proc/cpuinfo 2>/dev/null),)
 NO_AVX512 += OPENBLAS_CORETYPE=Haswell NUMBA_CPU_NAME=haswell
 endif
 
-.PHONY: run test test-no-avx512 install lint report ui clean
+.PHONY: run paper scale test test-no-avx512 install lint report ui clean
 
 install: $(STAMP)
 
@@ -32,6 +33,13 @@ $(STAMP): pyproject.toml requirements.lock
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+
+# The other profiles (README, "Profiles"): every experiment of the five papers; Letter and Satellite at scale
+paper: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/paper.yaml
+
+scale: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/scale.yaml
 
 test: $(STAMP)
 	$(BIN)/ruff check .

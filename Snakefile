@@ -33,6 +33,7 @@ onstart:
 
     for stale in remove_stale_temps("results"):
         print(f"hlm: removed {stale}, left by a killed job", file=sys.stderr)
+    print_forecast()
     init_tracking_store()
 
 

@@ -9,7 +9,7 @@ exponentials the CV cannot avoid (one per validation row, fit column and applica
 factors share them) plus ``kernel_hlm``'s whole split (the final fit and the test predictions).
 
 Reads the pipeline's artifacts: run ``snakemake --cores 2 results/distances/voting.parquet
-results/splits/voting.parquet`` first (and for DNA, full profile: ``--configfile config/full.yaml``; its
+results/splits/voting.parquet`` first (and for DNA, paper profile: ``--configfile config/paper.yaml``; its
 distance stage takes a few minutes). Single-threaded BLAS, as in the pipeline's jobs. Absolute times vary
 between machines and with the load.
 

@@ -866,6 +866,29 @@ def test_paper_protocol_rows_and_orderings():
         run_online_kde(X[:43], np.r_[y[:40], ["c"] * 3], dataset="toy", seed=3, cv_folds=3)  # class c: 3
 
 
+def test_paper_protocol_in_parts_gathers_the_rows_of_one_job(tmp_path):
+    """split_jobs: the 16 parts (a fold's ordering of the online learners, a fold's batch baselines), each run
+    alone and gathered from their files, are the rows of the whole run in its order (but the fit times)."""
+    import pandas as pd
+
+    from hlm.pipeline.protocols.online_kde import PARTS
+    from hlm.pipeline.protocols.online_kde.run import _part_scope, gather, run_online_kde
+
+    art = _vector_artifact(np.random.default_rng(5), n_per=24)
+    X, y = art.vectors, art.labels
+    whole = run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3)
+    assert len(PARTS) == 16 and len(whole) == 4 * (3 * 3 + 2)
+    paths = []
+    for part in reversed(PARTS):  # any order of the parts' files
+        paths.append(tmp_path / f"{part}.parquet")
+        run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3, **_part_scope(part)).to_parquet(paths[-1])
+    gather(dataset="toy", parts=[str(p) for p in paths], outputs={"runs": str(tmp_path / "toy.parquet")},
+           settings={"seed": 3, "cv_folds": 3}, tags={})
+    gathered = pd.read_parquet(tmp_path / "toy.parquet")
+    same = [c for c in whole.columns if c != "fit_seconds"]
+    pd.testing.assert_frame_equal(gathered[same], whole[same])
+
+
 def test_online_kde_table_sets_our_means_next_to_the_papers():
     import pandas as pd
 

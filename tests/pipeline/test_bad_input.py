@@ -143,7 +143,7 @@ def test_config_file_with_a_repeated_key(tmp_path):
                                           r"\(lines 4 and 5\)"):
         check_config_file(tmp_path / "c.yaml")
     check_config_file(ROOT / "config" / "config.yaml")
-    check_config_file(ROOT / "config" / "full.yaml")
+    check_config_file(ROOT / "config" / "paper.yaml")
 
 
 # ---------------------------------------------------------------- silently accepted: headerless matrix + ids

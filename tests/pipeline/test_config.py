@@ -48,6 +48,10 @@ def test_default_config_is_valid():
         ({"datasets": []}, "field 'datasets' must list at least 1 item"),
         ({"n_splits": "many"}, "field 'n_splits' must be of type integer"),
         ({"nsplits": 3}, "'nsplits' was unexpected"),
+        ({"method_datasets": {"knn": ["letter"]}},
+         "field 'method_datasets.knn': 'letter' is not among the data sets run (field 'datasets')"),
+        ({"method_datasets": {"knm": ["iris"]}}, "field 'method_datasets.knm': unknown method 'knm'"),
+        ({"method_datasets": {"knn": "iris"}}, "field 'method_datasets.knn' must be of type array"),
     ],
 )
 def test_bad_config_is_one_line_error(changes, message):
@@ -72,24 +76,38 @@ PROTOCOL_ONLY = {"ringnorm", "ringnorm_mlbench", "sonar_mcar5", "digits", "dna_i
 REGISTERED_ONLY = {"japanese_vowels", "basic_motions", "twonorm", "segment"}
 
 
-def test_default_and_full_profiles_list_the_registry():
-    """The default run: the paper's shared data sets, GunPoint and the small vector sets, not the large sets;
-    config/full.yaml: every entry but the scale-only ones, and Letter in the online KDE protocol."""
+def test_the_profiles_list_the_registry():
+    """The paper profile: every entry but the scale-only ones, every stage named (as a profile that sets its data
+    sets, it runs only those), Letter in the online KDE protocol in parts; the default profile: the HLM paper's four
+    data sets and Iris, every method, and each of its stages' data sets among the paper profile's, so that
+    `make paper` after `make run` reuses its jobs."""
+    from hlm.pipeline.config import restrict_to_named, stage_sections
+
     registry = yaml.safe_load((ROOT / "config/datasets.yaml").read_text())
-    full = yaml.safe_load((ROOT / "config/full.yaml").read_text())
+    paper = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
     assert set(registry) == DATASETS
-    assert set(full["datasets"]) == DATASETS - SCALE_ONLY - PROTOCOL_ONLY - REGISTERED_ONLY
-    assert set(full["online_kde"]["datasets"]) == {"iris", "wine", "pima", "letter"}
-    assert set(full["llc_pc"]["datasets"]) == {"glass", "ringnorm", "ring"}
-    assert set(full["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
-    assert set(full["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
-    assert full["plane"]["datasets"] == ["banana"]
-    assert "plane" not in yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    default = set(_config()["datasets"])
-    assert {"aural_sonar", "protein", "voting", "sonar", "house_votes", "gunpoint", "iris", "wine", "pima", "glass",
-            "ionosphere", "breast_cancer", "vehicle"} <= default
-    assert not default & {"italy_power", "dna", *SCALE_ONLY, *PROTOCOL_ONLY, *REGISTERED_ONLY}
-    _check({**_config(), **full})
+    assert set(paper["datasets"]) == DATASETS - SCALE_ONLY - PROTOCOL_ONLY - REGISTERED_ONLY
+    assert set(paper["methods"]) == set(METHODS) and "method_datasets" not in paper
+    assert set(stage_sections()) <= set(paper)
+    assert set(paper["online_kde"]["datasets"]) == {"iris", "wine", "pima", "letter"}
+    assert paper["online_kde"]["split_jobs"] == ["letter"]
+    assert set(paper["llc_pc"]["datasets"]) == {"glass", "ringnorm", "ring"}
+    assert set(paper["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
+    assert set(paper["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
+    assert paper["plane"]["datasets"] == ["banana"]
+    vectors = {d for d in paper["datasets"] if registry[d]["kind"] == "vectors"}
+    assert set(paper["hmac"]["datasets"]) == vectors
+    default = _config()
+    assert default["datasets"] == ["aural_sonar", "protein", "voting", "sonar", "iris"]
+    assert set(default["methods"]) == set(METHODS)
+    full = {**_config(), **paper}
+    assert restrict_to_named(full, paper) == []  # names every stage
+    validate_config(full, SCHEMA)
+    for section in stage_sections():
+        ours = set(default[section].get("datasets", default["datasets"]))
+        assert ours <= set(full[section].get("datasets", full["datasets"])), section
+    assert full["method_datasets"] == {}
+    _check(full)
 
 
 @pytest.mark.parametrize(
@@ -159,3 +177,38 @@ def test_learner_params_are_only_those_the_config_sets():
     assert learner_params(config, "scheme_i") == {}
     assert learner_params(config, "retrain") == {"step": 3}
     assert learner_params(config, "scheme_ii") == {"step": 3, "v": 2, "estimate": "eq4"}
+
+
+def test_a_subset_runs_only_the_stages_it_names():
+    """--config datasets/methods (or another profile): the default profile's stages are off unless named; a
+    named one runs on its own list, else on its default (the key removed), never on the default profile's."""
+    from hlm.pipeline.config import _merge, restrict_to_named, stage_sections
+
+    user = {"datasets": ["voting", "sonar"], "methods": ["knn"], "hmac": {"n_levels": 5},
+            "twoway_gmm": {"datasets": ["sonar"]}}
+    config = _merge(_config(), user)  # as Snakemake merges the command line into the default profile
+    assert config["subspace_gmm"]["datasets"] == ["sonar"] and config["method_datasets"]  # the default profile's
+    off = restrict_to_named(config, user)
+    assert set(off) == set(stage_sections()) - {"hmac", "twoway_gmm"}
+    assert config["subspace_gmm"]["datasets"] == [] and config["incremental"]["datasets"] == []
+    assert config["twoway_gmm"]["datasets"] == ["sonar"]
+    assert "datasets" not in config["hmac"] and config["hmac"]["allow_duplicates"] is True  # the rest is kept
+    assert config["method_datasets"] == {}  # the default profile's restrictions are for its own data sets
+    _check(config)
+
+
+def test_the_default_profile_and_a_run_that_sets_no_subset_keep_every_stage():
+    from hlm.pipeline.config import restrict_to_named
+
+    for user in ({}, {"n_splits": 3}, {"hmac": {"datasets": []}}):
+        config = _config()
+        assert restrict_to_named(config, user) == [] and config == _config()
+
+
+def test_user_settings_are_the_command_line_and_the_other_config_files(tmp_path):
+    from hlm.pipeline.config import user_settings
+
+    (tmp_path / "a.yaml").write_text("datasets: [voting]\nhmac: {n_levels: 4, low: 0.1}\n")
+    user = user_settings([ROOT / "config/config.yaml", tmp_path / "a.yaml"], {"hmac": {"n_levels": 6}},
+                         ROOT / "config/config.yaml")
+    assert user == {"datasets": ["voting"], "hmac": {"n_levels": 6, "low": 0.1}}

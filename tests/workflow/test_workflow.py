@@ -82,38 +82,60 @@ def test_lint_is_clean():
 
 
 def test_dry_run_of_default_config(project):
+    """The default profile: the HLM paper's four data sets and Iris, every method (chapter 4's five on Iris only),
+    the incremental schemes on the four, each protocol once."""
     proc = snakemake(project, "--dry-run")
     counts = job_counts(proc.stdout)
-    # five matrices, seven vector sets besides Sonar, and GunPoint's series: objects, then (until the
-    # checkpoint has run) its distances
-    assert counts["preprocess"] == 12 and counts["splits"] == 13 and counts["objects"] == 1
-    assert counts["distances_from_blocks"] == 1
+    assert counts["preprocess"] == 5 and counts["splits"] == 5 and "objects" not in counts
     for method in ("knn", "kernel_hlm", "hlm_vsh", "hlm_gknn", "hlm_agg", "hlm_kernel_vsh", "affinity_knn",
                    "kri_knn", "krr_knn", "local_sda", "svm_kernel_clip", "svm_features_linear",
-                   "svm_features_rbf", "svm_knn", "psvm"):
-        assert counts[method] == 13
-    # methods on raw vectors: the eight data sets of kind: vectors; the others are skipped, with a message
+                   "svm_features_rbf", "svm_knn", "psvm", "kernel_hlm_cv", "hlm_vsh_cv", "local_sda_bayes",
+                   "local_sda_pairwise", "local_sda_pairwise_bayes", "local_sda_regularized", "svm_knn_flip",
+                   "svm_knn_shift", "svm_knn_features"):
+        assert counts[method] == 5, method
+    # methods on raw vectors: Sonar and Iris; the others are skipped, with a message
     for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv", "llc_pc_mpe", "llc_pc_kmeans",
                    "twoway_gmm", "mda"):
-        assert counts[method] == 8
-    assert ("hlm: skipping method(s) kde_cv, llc_pc_kmeans, llc_pc_mpe, mda, odkde, okde, svm_vector_linear, "
-            "svm_vector_rbf, twoway_gmm on data set(s) aural_sonar, gunpoint, house_votes, protein, voting: they "
-            "need feature vectors (kind: vectors)") in proc.stderr
+        assert counts[method] == 2, method
+    for method in ("gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep", "mda_rr", "mda_dr_mpca"):  # method_datasets
+        assert counts[method] == 1, method
+    assert ("hlm: skipping method(s) gmm_mpca, gmm_mpca_mean, gmm_mpca_sep, kde_cv, llc_pc_kmeans, llc_pc_mpe, "
+            "mda, mda_dr_mpca, mda_rr, odkde, okde, svm_vector_linear, svm_vector_rbf, twoway_gmm on data set(s) "
+            "aural_sonar, protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
+    assert "a subset runs only" not in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
-    assert counts["probability_tables"] == 1 and counts["reliability_figure"] == 13  # every data set has one
+    assert counts["probability_tables"] == 1 and counts["reliability_figure"] == 5  # every data set has one
     for scheme in ("scheme_i", "scheme_ii", "retrain"):
-        assert counts[f"incremental_{scheme}"] == 13
-    for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only
-        assert counts[f"incremental_{scheme}"] == 8
+        assert counts[f"incremental_{scheme}"] == 4
+    for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only (Sonar)
+        assert counts[f"incremental_{scheme}"] == 1
     assert counts["incremental_report"] == 1
-    # the odKDE paper's protocol on the run's data sets of its Table 1
-    assert counts["online_kde"] == 3 and counts["online_kde_report"] == 1
-    # the papers' protocols on the run's data sets among theirs: LLC-PC's on Glass, the two-way GMM's on Sonar
-    assert counts["llc_pc"] == 1 and counts["llc_pc_report"] == 1
-    assert counts["twoway_gmm_grid"] == 1 and counts["twoway_gmm_report"] == 1
-    # chapter 4's grid on Waveform (config/config.yaml) and Sonar; HMAC on the eight vector data sets
-    assert counts["subspace_gmm_grid"] == 2 and counts["subspace_gmm_report"] == 1
-    assert counts["hmac"] == 8 and counts["hmac_report"] == 1
+    for rule in ("online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "plane"):
+        assert counts[rule] == 1, rule
+    assert counts["hmac"] == 2 and counts["hmac_report"] == 1 and "online_kde_part" not in counts
+
+
+def test_a_subset_runs_only_what_it_names(project):
+    """--config datasets/methods: the comparison and its reports only, the stages it names on their data sets."""
+    proc = snakemake(project, "--dry-run", "--config", "datasets=[aural_sonar,voting,sonar]", "methods=[knn]")
+    counts = job_counts(proc.stdout)
+    assert counts["knn"] == 3 and counts["splits"] == 3
+    stages = ("incremental", "online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "hmac", "plane")
+    assert not [rule for rule in counts if rule.startswith(stages)]
+    assert ("hlm: a subset runs only the stages it names: not running incremental, hmac, llc_pc, online_kde, plane, "
+            "subspace_gmm, twoway_gmm; name one with its data sets") in proc.stderr
+    proc = snakemake(project, "--dry-run", "--config", "datasets=[aural_sonar,voting,sonar]", "methods=[knn]",
+                     "hmac={datasets: [sonar]}", "incremental={schemes: [scheme_ii]}")
+    counts = job_counts(proc.stdout)
+    assert counts["hmac"] == 1 and counts["incremental_scheme_ii"] == 3  # named: its list, or the run's
+    assert not [rule for rule in counts if rule.startswith(stages[1:5] + ("plane",))]
+
+
+def test_the_paper_profile_splits_letters_odkde_protocol(project):
+    proc = snakemake(project, "--dry-run", "--configfile", "config/paper.yaml")
+    counts = job_counts(proc.stdout)
+    assert counts["online_kde_part"] == 16 and counts["online_kde_gather"] == 1 and counts["online_kde"] == 3
+    assert counts["gmm_mpca"] == 8 and counts["knn"] == 15 and "a subset runs only" not in proc.stderr
 
 
 def test_end_to_end_outputs(tiny_run):

@@ -22,7 +22,7 @@ from pathlib import Path
 import hlm
 from hlm.datasets._registry import load_registry
 from hlm.errors import HLMError, print_error
-from hlm.pipeline.config import check_config_file, check_names, validate_config
+from hlm.pipeline.config import check_config_file, check_names, restrict_to_named, user_settings, validate_config
 from hlm.pipeline.incremental import learner_params, scheme_applies
 from hlm.pipeline.methods import METHODS, method_applies
 from hlm.pipeline.protocols import protocols
@@ -46,6 +46,10 @@ if Path(hlm.__file__).resolve().parent != (SRC / "hlm").resolve():
 try:
     for _configfile in workflow.configfiles:  # Snakemake's YAML loader keeps the last of a repeated key
         check_config_file(os.path.relpath(_configfile))
+    # A subset (--config datasets/methods, or another profile) runs only the stages it names (hlm.pipeline.config)
+    _OFF = restrict_to_named(config, user_settings(workflow.config_settings.configfiles,
+                                                   workflow.config_settings.config,
+                                                   Path(workflow.basedir) / "config/config.yaml"))
     validate_config(config)  # fills in the schema's defaults
     REGISTRY = load_registry(config["registry"])
     check_names(config, known_datasets=REGISTRY, known_methods=METHODS)
@@ -60,9 +64,11 @@ if _KEEP:
     _fail(ConfigError(f"config: field 'datasets': {', '.join(_KEEP)} keep missing values (missing: keep) and have "
                       "no distance matrix; list them under twoway_gmm.datasets only"))
 RUN_METHODS = list(config["methods"])
-# (data set, method) pairs that run: vector methods only on kind: vectors (paper, end of section 5.3)
-PAIRS = [(d, m) for d in DATASETS for m in RUN_METHODS if method_applies(m, REGISTRY[d].kind)]
-_SKIPPED = sorted({(d, m) for d in DATASETS for m in RUN_METHODS} - set(PAIRS))
+# (data set, method) pairs that run: vector methods only on kind: vectors (paper, end of section 5.3), and a
+# method of method_datasets only on its data sets there
+PAIRS = [(d, m) for d in DATASETS for m in RUN_METHODS if method_applies(m, REGISTRY[d].kind)
+         and d in config["method_datasets"].get(m, DATASETS)]
+_SKIPPED = sorted((d, m) for d in DATASETS for m in RUN_METHODS if not method_applies(m, REGISTRY[d].kind))
 if _SKIPPED:
     print("hlm: skipping method(s) " + ", ".join(sorted({m for _, m in _SKIPPED}))
           + " on data set(s) " + ", ".join(sorted({d for d, _ in _SKIPPED}))
@@ -83,6 +89,12 @@ for _protocol, _names in PROTOCOL_DATASETS.items():
 
         _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_WRONG_KIND)} not of kind "
                           f"{' or '.join(PROTOCOLS[_protocol].kinds)}; {PROTOCOLS[_protocol].refusal}"))
+if _OFF and {"datasets", "methods"} & set(workflow.config_settings.config):
+    print(f"hlm: a subset runs only the stages it names: not running {', '.join(_OFF)}; name one with its data "
+          "sets, e.g. --config 'hmac={datasets: [sonar]}' (README, \"A subset\")", file=sys.stderr)
+# Protocol data sets run as one job per part (a section's split_jobs; ProtocolSpec.parts)
+SPLIT_JOBS = {p: [d for d in config[p]["split_jobs"] if d in PROTOCOL_DATASETS[p]] if spec.parts else []
+              for p, spec in PROTOCOLS.items()}
 # Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters (its levels
 # are logged with the data set's runs).
 TRACKED_DATASETS = DATASETS + [d for d in PROTOCOL_DATASETS["hmac"] if d not in DATASETS]
@@ -107,6 +119,19 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 # Provenance tags for every MLflow run, passed as environment variables:
 # unlike params they are not rerun triggers, so a new commit reruns nothing.
 os.environ.update(HLM_CONFIG_HASH=config_hash(config), HLM_GIT_COMMIT=git_commit(workflow.basedir))
+
+
+def print_forecast():
+    """Before the first job: how many jobs will run and their expected CPU time (hlm.pipeline.forecast)."""
+    from hlm.pipeline.forecast import forecast, read_costs
+
+    jobs = [(job.rule.name, getattr(job.wildcards, "dataset", "")) for job in workflow.dag.needrun_jobs()
+            if not job.rule.norun]
+    try:
+        cores = workflow.cores
+    except Exception:  # a cluster run (--jobs N) sets no core count
+        cores = None
+    print(forecast(jobs, read_costs(Path(workflow.basedir) / "workflow/costs.tsv")).line(cores), file=sys.stderr)
 
 
 def init_tracking_store():
@@ -261,9 +286,16 @@ def protocol_outputs(protocol):
 
 def protocol_settings(protocol):
     """What a protocol's job reads of the config: the top-level settings it names and its section (but the
-    data sets)."""
+    data sets, and which of them run in parts)."""
     return {**{k: config[k] for k in protocol.settings},
-            **{k: v for k, v in config[protocol.id].items() if k != "datasets"}}
+            **{k: v for k, v in config[protocol.id].items() if k not in ("datasets", "split_jobs")}}
+
+
+def whole_job_datasets(protocol):
+    """The data set wildcard of a protocol's one-job rule: any name but those its section runs in parts (in its
+    outputs a "." follows the name: results/<id>/{dataset}.parquet, results/figures/<id>_{dataset}.png)."""
+    split = SPLIT_JOBS[protocol.id]
+    return f"(?!(?:{'|'.join(sorted(split))})\\.)[^/]+" if split else "[^/]+"
 
 
 def protocol_threads(protocol):

@@ -4,12 +4,17 @@
 # results/{protocol}/{dataset}.parquet (and results/figures/{protocol}_{dataset}.png where it draws one);
 # {protocol}_report writes results/tables/{protocol}.{csv,md} over the data sets, beside the paper's
 # numbers. The job's code inputs are what it runs, not its table: editing a table reruns no protocol job.
+# A protocol with parts (ProtocolSpec.parts: the odKDE protocol's (fold, ordering)) runs the data sets of its
+# section's `split_jobs` as one job per part (<rule>_part) and one that gathers them (<rule>_gather), so that
+# no job is longer than a part: the same rows as one job.
 
 for _protocol in PROTOCOLS.values():
 
     rule:
         name:
             _protocol.rule
+        wildcard_constraints:
+            dataset=whole_job_datasets(_protocol),
         input:
             raw=dataset_raw_files,
             code=src(*protocol_sources(_protocol, METHODS)),
@@ -28,6 +33,55 @@ for _protocol in PROTOCOLS.values():
             "../../envs/hlm.yaml"
         script:
             "../scripts/protocol.py"
+
+    if _protocol.parts:  # the data sets of the section's split_jobs: one job per part, and one that gathers them
+
+        rule:
+            name:
+                f"{_protocol.rule}_part"
+            wildcard_constraints:
+                dataset=names_regex(SPLIT_JOBS[_protocol.id]),
+                part=names_regex(_protocol.parts),
+            input:
+                raw=dataset_raw_files,
+                code=src(*protocol_sources(_protocol, METHODS)),
+            output:
+                runs=f"results/{_protocol.id}/{{dataset}}/{{part}}.parquet",
+            params:
+                protocol=_protocol.id,
+                entry=dataset_entry,
+                settings=protocol_settings(_protocol),
+            threads: protocol_threads(_protocol)
+            log:
+                f"logs/{_protocol.id}/{{dataset}}/{{part}}.log",
+            benchmark:
+                f"logs/benchmarks/{_protocol.id}/{{dataset}}/{{part}}.tsv",
+            conda:
+                "../../envs/hlm.yaml"
+            script:
+                "../scripts/protocol.py"
+
+        rule:
+            name:
+                f"{_protocol.rule}_gather"
+            wildcard_constraints:
+                dataset=names_regex(SPLIT_JOBS[_protocol.id]),
+            input:
+                parts=expand(f"results/{_protocol.id}/{{{{dataset}}}}/{{part}}.parquet", part=_protocol.parts),
+                code=src(*protocol_sources(_protocol, METHODS)),
+            output:
+                **protocol_outputs(_protocol),
+            params:
+                protocol=_protocol.id,
+                settings=protocol_settings(_protocol),
+            log:
+                f"logs/{_protocol.id}/{{dataset}}.log",
+            benchmark:
+                f"logs/benchmarks/{_protocol.id}/{{dataset}}.tsv",
+            conda:
+                "../../envs/hlm.yaml"
+            script:
+                "../scripts/protocol_gather.py"
 
     rule:
         name:

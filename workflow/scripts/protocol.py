@@ -8,10 +8,12 @@ from hlm.pipeline.stages.protocol import run_protocol
 # again.
 if __name__ == "__main__":
     sm = snakemake  # noqa: F821
-    tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}
+    part = sm.wildcards.get("part")  # a job of one part (the section's split_jobs)
+    tags = {**run_tags(), "rule": sm.rule,
+            "wildcards": f"dataset={sm.wildcards.dataset}" + (f", part={part}" if part else "")}
     run(
         lambda: run_protocol(sm.params.protocol, dataset=sm.wildcards.dataset, entry=sm.params.entry,
                              outputs=dict(sm.output.items()), settings=sm.params.settings, tags=tags,
-                             n_jobs=sm.threads),
+                             n_jobs=sm.threads, **({"part": part} if part else {})),
         sm.log[0],
     )

@@ -106,6 +106,13 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
                 f"{where}: field '{field}': unknown {field.rsplit('.', 1)[-1][:-1]} {', '.join(map(repr, unknown))}; "
                 f"known: {', '.join(sorted(known))}"
             )
+    for method, names in config["method_datasets"].items():
+        if known_methods is not None and method not in known_methods:
+            raise ConfigError(f"{where}: field 'method_datasets.{method}': unknown method {method!r}")
+        unlisted = [d for d in names if d not in config["datasets"]]
+        if unlisted:
+            raise ConfigError(f"{where}: field 'method_datasets.{method}': {unlisted[0]!r} is not among the data "
+                              "sets run (field 'datasets')")
     outside = [m for m in config["models"] if m not in config["methods"]]
     if outside:
         raise ConfigError(f"{where}: field 'models': {outside[0]!r} is not among the methods run (field 'methods')")
@@ -114,22 +121,79 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
             raise ConfigError(f"{where}: field 'method_params.{method}': unknown method {method!r}")
 
 
+#: the config sections of the stages besides the comparison: incremental learning and the papers' protocols
+def stage_sections() -> tuple[str, ...]:
+    """``incremental`` and every protocol's section (``hlm.pipeline.protocols``)."""
+    from hlm.pipeline.protocols import protocols
+
+    return ("incremental", *protocols())
+
+
+def restrict_to_named(config: dict, user: dict) -> list[str]:
+    """A subset runs only what it names; return the sections it turns off.
+
+    ``user`` holds the user's own settings: the command line's ``--config`` and any ``--configfile`` beyond the
+    default profile (config/config.yaml). When they set ``datasets`` or ``methods`` (a subset, or another
+    profile), the default profile's choice of stages no longer applies: each stage section (:func:`stage_sections`)
+    that ``user`` does not set runs on no data set, and one it sets runs on the data sets it lists there, else on
+    the section's default (the run's among its paper's), never on the default profile's list; so are
+    ``method_datasets``, only the user's. Changes ``config``
+    (Snakemake's, before :func:`validate_config`) in place.
+    """
+    if "datasets" not in user and "methods" not in user:
+        return []
+    # the default profile's method_datasets are for its own data sets
+    config["method_datasets"] = dict(user["method_datasets"]) if "method_datasets" in user else {}
+    off = []
+    for section in stage_sections():
+        named = user.get(section)
+        settings = config.setdefault(section, {})
+        if not isinstance(settings, dict):
+            continue  # validate_config names the field
+        if isinstance(named, dict):
+            if "datasets" not in named:
+                settings.pop("datasets", None)
+            continue
+        off.append(section)
+        settings["datasets"] = []
+    return off
+
+
+def _merge(into: dict, data: dict) -> dict:
+    """Snakemake's merge of config files: ``data``'s settings replace ``into``'s, sections merged key by key."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            value = _merge(dict(into[key]) if isinstance(into.get(key), dict) else {}, value)
+        into[key] = value
+    return into
+
+
+def _read_settings(path: str | Path) -> dict:
+    data = load_yaml(Path(path).read_text(encoding="utf-8"), str(path)) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must be a mapping of settings")
+    return data
+
+
+def user_settings(configfiles, command_line: dict, default_profile: str | Path) -> dict:
+    """The settings a run's user chose: its ``--configfile`` files other than ``default_profile`` (the Snakefile's
+    own), merged in order, then its ``--config`` values (:func:`restrict_to_named`)."""
+    user: dict = {}
+    for path in configfiles:
+        if Path(path).resolve() != Path(default_profile).resolve():
+            _merge(user, _read_settings(path))
+    return _merge(user, dict(command_line))
+
+
 def load_config(*paths: str | Path, known_datasets=None, known_methods=None) -> dict:
     """The validated config (defaults filled) of one or more YAML files, as Snakemake reads
     ``--configfile a.yaml b.yaml``: a later file's settings replace the earlier ones', and its
-    sections (mappings) are merged into theirs."""
-    def merge(into: dict, data: dict) -> dict:
-        for key, value in data.items():
-            if isinstance(value, dict):
-                value = merge(dict(into[key]) if isinstance(into.get(key), dict) else {}, value)
-            into[key] = value
-        return into
-
+    sections (mappings) are merged into theirs. With several, the first is the default profile and the
+    others are the user's (:func:`restrict_to_named`)."""
     config: dict = {}
     for path in paths:
-        data = load_yaml(Path(path).read_text(encoding="utf-8"), str(path)) or {}
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: must be a mapping of settings")
-        merge(config, data)
+        _merge(config, _read_settings(path))
+    if len(paths) > 1:  # the first is the default profile (the Snakefile's own), the others the user's
+        restrict_to_named(config, user_settings(paths[1:], {}, paths[0]))
     return validate_config(config, known_datasets=known_datasets, known_methods=known_methods,
                            where=", ".join(map(str, paths)) or "config")

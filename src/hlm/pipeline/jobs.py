@@ -56,11 +56,16 @@ RESOURCE_PREFIX = "job resources:"
 
 
 def resource_line() -> str:
-    """``job resources: cpu 12.34 s, max rss 456 MB``: the CPU seconds of this process and of its
-    children it has waited for (the CV worker processes), since the process started."""
+    """``job resources: cpu 12.34 s, max rss 456 MB, rule knn, dataset sonar``: the CPU seconds of this process
+    and of its children it has waited for (the CV worker processes), since the process started; in a Snakemake
+    job, its rule and data set (the costs of ``hlm.pipeline.forecast``)."""
     import resource
 
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
     rss_mb = max(own.ru_maxrss, children.ru_maxrss) / 1024  # Linux: kilobytes
-    return f"{RESOURCE_PREFIX} cpu {cpu:.2f} s, max rss {rss_mb:.0f} MB"
+    line = f"{RESOURCE_PREFIX} cpu {cpu:.2f} s, max rss {rss_mb:.0f} MB"
+    job = getattr(sys.modules.get("__main__"), "snakemake", None)  # a script job's (Snakemake's preamble)
+    if job is not None:
+        line += f", rule {job.rule}, dataset {getattr(job.wildcards, 'dataset', '') or '-'}"
+    return line

@@ -44,6 +44,11 @@ class ProtocolSpec:
     #: inputs of its rule
     methods: tuple[str, ...] = ()
 
+    #: the parts a data set's job can split into (its section's ``split_jobs`` names the data sets): one job per
+    #: part, writing results/<id>/{dataset}/{part}.parquet, and one that gathers them (the run module's ``run``
+    #: with ``part``, and its ``gather``); a part's rows are those of the whole job
+    parts: tuple[str, ...] = ()
+
     @property
     def package(self) -> str:
         return f"hlm.pipeline.protocols.{self.id}"

@@ -6,6 +6,13 @@ oKDE and odKDE with the batch KDE and the SVM-RBF, beside the paper's Table 1.
 
 from hlm.pipeline.protocols.spec import ProtocolSpec
 
+N_FOLDS = 4
+N_ORDERINGS = 3
+#: the jobs a data set's run splits into (the section's ``split_jobs``): one per (fold, ordering) of the online
+#: learners and one per fold of the batch baselines
+PARTS = tuple(f"fold{f}-ordering{o}" for f in range(N_FOLDS) for o in range(N_ORDERINGS)) + tuple(
+    f"fold{f}-batch" for f in range(N_FOLDS))
+
 PROTOCOL = ProtocolSpec(
     id="online_kde",
     rule="online_kde",
@@ -16,4 +23,5 @@ PROTOCOL = ProtocolSpec(
     paper_datasets=("iris", "wine", "pima", "letter"),  # the paper's Table 1
     settings=("seed", "cv_folds"),
     methods=("okde", "odkde", "kde_cv", "svm_vector_rbf"),
+    parts=PARTS,
 )

@@ -26,6 +26,7 @@ from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS
 from hlm.pipeline.progress import Progress
+from hlm.pipeline.protocols.online_kde import N_FOLDS, N_ORDERINGS
 
 log = logging.getLogger("hlm")
 
@@ -35,8 +36,6 @@ ONLINE_METHODS = ("odkde", "odkde_means", "okde")
 #: protocol-only variants: id -> (method, its fixed hyper-parameters)
 ONLINE_VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"})}
 BATCH_METHODS = ("kde_cv", "svm_vector_rbf")
-N_FOLDS = 4
-N_ORDERINGS = 3
 N_INIT = 10
 
 
@@ -56,12 +55,13 @@ def check_protocol_data(y: np.ndarray, dataset: str, n_folds: int = N_FOLDS, n_i
 
 def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_folds: int,
                    methods=(*ONLINE_METHODS, *BATCH_METHODS), n_folds: int = N_FOLDS, n_orderings: int = N_ORDERINGS,
-                   folds: list[int] | None = None) -> pd.DataFrame:
+                   folds: list[int] | None = None, orderings: list[int] | None = None) -> pd.DataFrame:
     """Rows (fold, ordering, method, accuracy, components_per_class, fit_seconds, n_train); accuracy in %.
     ``X``: the feature vectors as read (each method standardises with its training part).
 
-    ``cv_folds``: the folds of the SVM's parameter CV (the config's); ``folds``: run only these folds
-    (tests); ordering is -1 for the batch methods.
+    ``cv_folds``: the folds of the SVM's parameter CV (the config's); ``folds`` and ``orderings``: run only
+    these (a part, ``PARTS``; tests); ordering is -1 for the batch methods. Each fold's split and each
+    ordering come from seeds of (seed, data set, fold, ordering), so a part's rows are those of the whole run.
     """
     y = np.asarray(y)
     check_protocol_data(y, dataset, n_folds)
@@ -74,7 +74,7 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
             continue
         for method in methods:
             if method in ONLINE_METHODS:
-                for ordering in range(n_orderings):
+                for ordering in range(n_orderings) if orderings is None else orderings:
                     order = np.random.default_rng(derive_seed(seed, dataset, fold, ordering, "okde-order")).permutation(
                         train)
                     t0 = time.perf_counter()
@@ -118,8 +118,23 @@ def _row(fold, ordering, method, model, X_test, y_test, seconds, components, n_t
             "components_per_class": components, "fit_seconds": seconds, "n_train": n_train}
 
 
+def _part_scope(part: str) -> dict:
+    """The arguments of :func:`run_online_kde` that run only ``part`` (one of ``PARTS``)."""
+    fold, which = part.split("-")
+    if which == "batch":
+        return {"folds": [int(fold[4:])], "methods": BATCH_METHODS}
+    return {"folds": [int(fold[4:])], "orderings": [int(which[8:])], "methods": ONLINE_METHODS}
+
+
+def _in_run_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the order of one whole run: by fold, then method (the paper's columns), then ordering."""
+    rank = {m: i for i, m in enumerate((*ONLINE_METHODS, *BATCH_METHODS))}
+    key = frame.fold * 1000 + frame.method.map(rank) * 10 + frame.ordering
+    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
 def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict, n_jobs: int = 1,
-        root: str | Path = ".") -> None:
+        root: str | Path = ".", part: str | None = None) -> None:
     """oKDE, odKDE and the batch baselines under the paper's protocol on one data set, to Parquet.
 
     The feature vectors are read from the registry entry (no distance matrix: Letter's would be 3.2 GB).
@@ -129,9 +144,28 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
 
     seed, cv_folds = settings["seed"], settings["cv_folds"]
     _, records = protocol_vectors("online KDE protocol", dataset, entry, root)
-    frame = run_online_kde(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds)
-    write_protocol(frame, outputs["runs"], {"dataset": dataset, "seed": seed, "folds": N_FOLDS,
-                                            "orderings": N_ORDERINGS, "n_init": N_INIT, "cv_folds": cv_folds}, tags)
+    frame = run_online_kde(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds,
+                           **(_part_scope(part) if part else {}))
+    write_protocol(frame, outputs["runs"], _metadata(dataset, settings, part), tags)
+    if part is None:
+        _log_summary(dataset, frame)
+
+
+def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tags: dict) -> None:
+    """The whole run of one data set from its parts' files (``PARTS``), rows in the order of one job."""
+    from hlm.pipeline.protocols.common import write_protocol
+
+    frame = _in_run_order(pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True))
+    write_protocol(frame, outputs["runs"], _metadata(dataset, settings, None), tags)
+    _log_summary(dataset, frame)
+
+
+def _metadata(dataset: str, settings: dict, part: str | None) -> dict:
+    return {"dataset": dataset, "seed": settings["seed"], "folds": N_FOLDS, "orderings": N_ORDERINGS,
+            "n_init": N_INIT, "cv_folds": settings["cv_folds"], **({"part": part} if part else {})}
+
+
+def _log_summary(dataset: str, frame: pd.DataFrame) -> None:
     for method, g in frame.groupby("method", sort=False):
         log.info("%s/%s: accuracy %.2f%% (sd %.2f), %.1f components per class, %.2f s per fit", dataset, method,
                  g.accuracy.mean(), g.accuracy.std(ddof=1), g.components_per_class.mean(), g.fit_seconds.mean())
