@@ -343,3 +343,29 @@ def test_twoway_models_standardize_as_the_registry_does(registry_standardizes):
                                  "random_state": derive_seed(0, "toy", 0, "model") % 2**31}).fit(X[train], y[train])
     assert res.evaluation.error_rate[0] == pytest.approx(100 * np.mean(model.predict(X[test]) != y[test]), abs=1e-12)
     assert model.feature_scale_[0] == (pytest.approx(X[train, 0].std()) if registry_standardizes else 1.0)
+
+
+def test_an_evaluation_in_parts_gathers_the_rows_of_one_job(tmp_path):
+    """evaluation_jobs: runs of consecutive splits, each evaluated alone, gathered from their files (any order):
+    the errors, chosen parameters, CV errors and predictions of one job over every split, its metadata kept."""
+    from hlm.datasets._artifacts import read_metadata, write_frame
+    from hlm.pipeline.stages.evaluate import gather_evaluation, part_splits
+
+    assert [part_splits(5, 3, k) for k in range(3)] == [[0, 1], [2, 3], [4]]
+    assert [part_splits(20, 4, k) for k in range(4)] == [list(range(i, i + 5)) for i in (0, 5, 10, 15)]
+    art = _toy_artifact()
+    splits = make_splits(art.n, dataset="toy", n_splits=5, test_fraction=0.2, seed=0)
+    whole = evaluate_method(art, splits, "hlm_vsh", dataset="toy", seed=0, n_folds=3)
+    paths = {"evaluations": [], "predictions": []}
+    for k in reversed(range(3)):
+        part = evaluate_method(art, splits, "hlm_vsh", dataset="toy", seed=0, n_folds=3,
+                               split_ids=part_splits(5, 3, k))
+        for kind, frame in (("evaluations", part.evaluation), ("predictions", part.predictions)):
+            paths[kind].append(tmp_path / f"{kind}-{k}.parquet")
+            write_frame(frame, paths[kind][-1], metadata={"dataset": "toy", "n_splits": 5})
+    gather_evaluation(**paths, evaluation_out=tmp_path / "ev.parquet", predictions_out=tmp_path / "pred.parquet")
+    gathered = pd.read_parquet(tmp_path / "ev.parquet")
+    timing = ["fit_seconds", "predict_seconds", "cv_seconds"]
+    pd.testing.assert_frame_equal(gathered.drop(columns=timing), whole.evaluation.drop(columns=timing))
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "pred.parquet"), whole.predictions)
+    assert read_metadata(tmp_path / "ev.parquet") == {"dataset": "toy", "n_splits": 5}

@@ -1,21 +1,18 @@
 """A pipeline job's wrapper (hlm.pipeline.jobs.run): its log ends with the job's CPU seconds, which
 benchmarks/cpu_by_rule.py sums by rule."""
 
-import importlib.util
 import resource
 import time
 from pathlib import Path
 
+from benchmark_scripts import load
 from hlm.pipeline.jobs import RESOURCE_PREFIX, run
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cpu_by_rule():
-    spec = importlib.util.spec_from_file_location("cpu_by_rule", ROOT / "benchmarks/cpu_by_rule.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("cpu_by_rule")
 
 
 def _busy(seconds: float) -> None:

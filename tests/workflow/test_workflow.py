@@ -131,11 +131,13 @@ def test_a_subset_runs_only_what_it_names(project):
     assert not [rule for rule in counts if rule.startswith(stages[1:5] + ("plane",))]
 
 
-def test_the_paper_profile_splits_letters_odkde_protocol(project):
+def test_the_paper_profile_splits_its_longest_jobs(project):
+    """Letter's odKDE protocol in 40 parts, DNA's 24 methods in 4 jobs each, every other job whole."""
     proc = snakemake(project, "--dry-run", "--configfile", "config/paper.yaml")
     counts = job_counts(proc.stdout)
-    assert counts["online_kde_part"] == 16 and counts["online_kde_gather"] == 1 and counts["online_kde"] == 3
-    assert counts["gmm_mpca"] == 8 and counts["knn"] == 15 and "a subset runs only" not in proc.stderr
+    assert counts["online_kde_part"] == 40 and counts["online_kde_gather"] == 1 and counts["online_kde"] == 3
+    assert counts["knn"] == 14 and counts["knn_part"] == 4 and counts["evaluation_gather"] == 24
+    assert counts["gmm_mpca"] == 8 and "gmm_mpca_part" not in counts and "a subset runs only" not in proc.stderr
 
 
 def test_end_to_end_outputs(tiny_run):
@@ -335,7 +337,7 @@ def test_moved_project_has_nothing_to_do(tiny_run, tmp_path):
 def test_forcerun_replaces_mlflow_runs(tiny_run):
     project, _ = tiny_run
     before = _runs(project)
-    snakemake(project, *TINY_ARGS, "--forcerun", "knn")
+    snakemake(project, *TINY_ARGS, "--forcerun", "knn", "knn_part")  # Aural Sonar's knn runs in parts
     after = _runs(project)
     assert len(after) == len(before)  # replaced, not duplicated
     knn_parents = after[(after["tags.hlm.role"] == "parent") & (after["tags.rule"] == "knn")]
@@ -349,10 +351,12 @@ def test_editing_knn_reruns_only_knn_and_reports(tiny_run):
     knn.write_text(knn.read_text() + "\n# an edit\n")
     proc = snakemake(project, *TINY_ARGS, "--dry-run")
     counts = job_counts(proc.stdout)
-    # + the two data sets' MLflow jobs, which log the new knn results only (same files are skipped), and their
-    # choice of the models to keep (whose fits and MLflow models follow once it has run: a checkpoint)
-    assert counts == {"knn": 2, "track": 2, "error_rate_tables": 1, "error_rate_figure": 1, "probability_tables": 1,
-                      "reliability_figure": 2, "choose_models": 2, "all": 1, "total": 12}
+    # Sonar's knn job and Aural Sonar's two parts and their gathering (evaluation_jobs), + the two data sets'
+    # MLflow jobs, which log the new knn results only (same files are skipped), and their choice of the models to
+    # keep (whose fits and MLflow models follow once it has run: a checkpoint)
+    assert counts == {"knn": 1, "knn_part": 2, "evaluation_gather": 1, "track": 2, "error_rate_tables": 1,
+                      "error_rate_figure": 1, "probability_tables": 1, "reliability_figure": 2, "choose_models": 2,
+                      "all": 1, "total": 14}
 
 
 def test_another_projects_hlm_is_one_line_error(project):

@@ -320,11 +320,32 @@ def incremental_params(scheme):
 
 
 def cv_from_input(method):
-    """{"cv_from": evaluation of the method whose CV errors ``method`` reuses}, if it runs too."""
+    """{"cv_from": evaluation of the method whose CV errors ``method`` reuses}, where it runs on the data set too."""
     source = METHODS[method].cv_from
     if source in config["methods"]:
-        return {"cv_from": f"results/evaluation/{{dataset}}/{source}.parquet"}
+        return {"cv_from": lambda wc: [f"results/evaluation/{wc.dataset}/{source}.parquet"]
+                if (wc.dataset, source) in PAIRS else []}
     return {}
+
+
+#: data sets whose method jobs run as several jobs of consecutive splits (evaluation_jobs), and their number
+EVALUATION_JOBS = {d: n for d, n in config["evaluation_jobs"].items() if d in DATASETS and n > 1}
+#: the data set wildcard of a method's one-job rule: any name but those (a "/" follows it in its outputs)
+WHOLE_EVALUATION = f"(?!(?:{'|'.join(sorted(EVALUATION_JOBS))})/)[^/]+" if EVALUATION_JOBS else "[^/]+"
+
+
+def part_split_ids(wildcards):
+    """The splits of a <method>_part job (hlm.pipeline.stages.evaluate.part_splits)."""
+    from hlm.pipeline.stages.evaluate import part_splits
+
+    n_splits = 1 if wildcards.dataset in GIVEN_SPLIT else config["n_splits"]
+    return part_splits(n_splits, EVALUATION_JOBS[wildcards.dataset], int(wildcards.part))
+
+
+def evaluation_parts(wildcards, kind):
+    """The parts of one method's evaluation ("evaluation") or predictions of a data set of evaluation_jobs."""
+    return [f"results/{kind}/{wildcards.dataset}/{wildcards.method}/part-{k}.parquet"
+            for k in range(EVALUATION_JOBS[wildcards.dataset])]
 
 
 # Scheduling: among ready jobs Snakemake starts the highest priority first. The

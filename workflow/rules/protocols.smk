@@ -4,7 +4,7 @@
 # results/{protocol}/{dataset}.parquet (and results/figures/{protocol}_{dataset}.png where it draws one);
 # {protocol}_report writes results/tables/{protocol}.{csv,md} over the data sets, beside the paper's
 # numbers. The job's code inputs are what it runs, not its table: editing a table reruns no protocol job.
-# A protocol with parts (ProtocolSpec.parts: the odKDE protocol's (fold, ordering)) runs the data sets of its
+# A protocol with parts (ProtocolSpec.parts: the odKDE protocol's (fold, ordering, learner)) runs the data sets of its
 # section's `split_jobs` as one job per part (<rule>_part) and one that gathers them (<rule>_gather), so that
 # no job is longer than a part: the same rows as one job.
 

@@ -5,7 +5,9 @@ from hlm.pipeline.provenance import run_tags
 from hlm.pipeline.stages.evaluate import evaluate
 
 sm = snakemake  # noqa: F821
-tags = {**run_tags(), "rule": sm.rule, "wildcards": f"dataset={sm.wildcards.dataset}"}
+part = sm.wildcards.get("part")  # a job of some of the splits (the config's evaluation_jobs)
+tags = {**run_tags(), "rule": sm.rule,
+        "wildcards": f"dataset={sm.wildcards.dataset}" + (f", part={part}" if part else "")}
 run(
     lambda: evaluate(
         dataset=sm.wildcards.dataset,
@@ -19,7 +21,8 @@ run(
         method_params=sm.params.method_params,
         tags=tags,
         n_jobs=sm.threads,
-        cv_from=sm.input.get("cv_from"),
+        cv_from=sm.input.get("cv_from") or None,
+        split_ids=sm.params.get("split_ids"),
     ),
     sm.log[0],
 )

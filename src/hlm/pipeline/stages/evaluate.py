@@ -26,11 +26,13 @@ def evaluate(
     tags: dict,
     n_jobs: int = 1,
     cv_from: str | None = None,
+    split_ids: list[int] | None = None,
 ) -> None:
     """Evaluate one method on every split of one data set and write Parquet (MLflow: stages.track).
 
     ``cv_from``: the evaluation Parquet of the method whose CV errors this one
-    may reuse (``MethodSpec.cv_from``; used only if it ran the same CV).
+    may reuse (``MethodSpec.cv_from``; used only if it ran the same CV). ``split_ids``: only these
+    splits (a part of the evaluation, :func:`gather_evaluation`).
     """
     from hlm.pipeline.evaluation.evaluate import evaluate_method
     from hlm.pipeline.evaluation.reuse import cv_estimator
@@ -43,7 +45,7 @@ def evaluate(
     result = evaluate_method(
         artifact, split_table, method, dataset=dataset, seed=seed, n_folds=cv_folds,
         grid_config=method_params.get("grid"), fixed_params=fixed, cv_fixed_params=cv_fixed, n_jobs=n_jobs,
-        known_cv=known, known_cv_seconds=known_seconds,
+        known_cv=known, known_cv_seconds=known_seconds, split_ids=split_ids,
     )
     meta = {
         "dataset": dataset,
@@ -87,3 +89,26 @@ def _known_cv(path: str | None, split_table: pd.DataFrame, **same) -> tuple[dict
         log.info("reusing the CV errors of %s (%s) for %d grid points per split",
                  meta.get("method", "?"), path, min(len(e) for e in errors.values()) if errors else 0)
     return errors, seconds
+
+
+def part_splits(n_splits: int, n_parts: int, part: int) -> list[int]:
+    """The splits of part ``part`` of ``n_parts``: consecutive runs of 0..n_splits-1, sizes differing by at
+    most one (``numpy.array_split``)."""
+    import numpy as np
+
+    return [int(s) for s in np.array_split(np.arange(n_splits), n_parts)[part]]
+
+
+def gather_evaluation(*, evaluations: list[str], predictions: list[str], evaluation_out: str,
+                      predictions_out: str) -> None:
+    """One method's evaluation of one data set from its parts' files (``split_ids``): the rows of one job, by
+    split, with the parts' metadata (the same in every part)."""
+    from hlm.datasets._artifacts import read_metadata
+
+    meta = read_metadata(evaluations[0])
+    evaluation = pd.concat([pd.read_parquet(p) for p in evaluations], ignore_index=True)
+    order = evaluation["split"].argsort(kind="stable")
+    prediction = pd.concat([pd.read_parquet(p) for p in predictions], ignore_index=True)
+    by_split = prediction["split"].argsort(kind="stable")  # each part's rows are in split order already
+    write_frame(evaluation.iloc[order].reset_index(drop=True), evaluation_out, metadata=meta)
+    write_frame(prediction.iloc[by_split].reset_index(drop=True), predictions_out, metadata=meta)

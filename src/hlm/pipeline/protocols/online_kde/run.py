@@ -26,13 +26,10 @@ from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS
 from hlm.pipeline.progress import Progress
-from hlm.pipeline.protocols.online_kde import N_FOLDS, N_ORDERINGS
+from hlm.pipeline.protocols.online_kde import N_FOLDS, N_ORDERINGS, ONLINE_METHODS
 
 log = logging.getLogger("hlm")
 
-#: the compared methods, in the paper's column order, with odKDE's cheaper cost (at the components' means
-#: instead of their sigma points; docs/online-kde-spec.md section 5) beside it
-ONLINE_METHODS = ("odkde", "odkde_means", "okde")
 #: protocol-only variants: id -> (method, its fixed hyper-parameters)
 ONLINE_VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"})}
 BATCH_METHODS = ("kde_cv", "svm_vector_rbf")
@@ -120,10 +117,10 @@ def _row(fold, ordering, method, model, X_test, y_test, seconds, components, n_t
 
 def _part_scope(part: str) -> dict:
     """The arguments of :func:`run_online_kde` that run only ``part`` (one of ``PARTS``)."""
-    fold, which = part.split("-")
-    if which == "batch":
+    fold, *which = part.split("-")
+    if which == ["batch"]:
         return {"folds": [int(fold[4:])], "methods": BATCH_METHODS}
-    return {"folds": [int(fold[4:])], "orderings": [int(which[8:])], "methods": ONLINE_METHODS}
+    return {"folds": [int(fold[4:])], "orderings": [int(which[0][8:])], "methods": (which[1],)}
 
 
 def _in_run_order(frame: pd.DataFrame) -> pd.DataFrame:
