@@ -335,6 +335,15 @@ def test_moved_project_has_nothing_to_do(tiny_run, tmp_path):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_hlm_kernel_vsh_reuses_hlm_vshs_cv_errors_in_parts(project):
+    """HLM (kernel-vsh) reads HLM (vsh)'s whole evaluation (its cv_from input) in each of its parts (Aural Sonar
+    runs in two: .test/config.yaml), and reuses its CV errors on every split."""
+    target = "results/evaluation/aural_sonar/hlm_kernel_vsh.parquet"
+    snakemake(project, *TINY_ARGS, "--config", "methods=[hlm_vsh,hlm_kernel_vsh]", "--", target)
+    evaluation = pd.read_parquet(project / target)
+    assert evaluation["split"].tolist() == [0, 1, 2] and (evaluation["cv_reused"] > 0).all()
+
+
 def test_forcerun_replaces_mlflow_runs(tiny_run):
     project, _ = tiny_run
     before = _runs(project)

@@ -6,6 +6,8 @@ from hlm.pipeline.stages.evaluate import evaluate
 
 sm = snakemake  # noqa: F821
 part = sm.wildcards.get("part")  # a job of some of the splits (the config's evaluation_jobs)
+cv_from = sm.input.get("cv_from") or []  # the evaluation whose CV errors it reuses (one file, or none)
+cv_from = [cv_from] if isinstance(cv_from, str) else list(cv_from)
 tags = {**run_tags(), "rule": sm.rule,
         "wildcards": f"dataset={sm.wildcards.dataset}" + (f", part={part}" if part else "")}
 run(
@@ -21,7 +23,7 @@ run(
         method_params=sm.params.method_params,
         tags=tags,
         n_jobs=sm.threads,
-        cv_from=sm.input.get("cv_from") or None,
+        cv_from=cv_from[0] if cv_from else None,
         split_ids=sm.params.get("split_ids"),
     ),
     sm.log[0],
