@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 #: the evaluation's columns that a result is (not the times, not the run's warnings)
@@ -30,7 +29,7 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     for column in a.columns:
         x, y = a[column].to_numpy(), b[column].to_numpy()
         if x.dtype.kind == "f" and y.dtype.kind == "f":
-            if not np.array_equal(x.view(np.int64), y.view(np.int64)):  # bit for bit, NaN included
+            if x.dtype != y.dtype or x.tobytes() != y.tobytes():  # bit for bit, NaN included
                 return False
         elif not (x == y).all():
             return False
@@ -39,19 +38,21 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 
 def compare(before: Path, after: Path, tables: list[str]) -> list[str]:
     """The differences between two results folders (empty: the same)."""
-    differences, pairs = [], 0
-    for path in sorted(before.glob("evaluation/*/*.parquet")):
-        rel = path.relative_to(before)
-        if not (after / rel).is_file():
-            continue
-        pairs += 1
-        a, b = pd.read_parquet(path), pd.read_parquet(after / rel)
+    differences = []
+    ours, theirs = ({p.relative_to(run) for p in run.glob("evaluation/*/*.parquet")} for run in (before, after))
+    for rel in sorted(ours ^ theirs):
+        print(f"{rel}: only in {before if rel in ours else after}, not compared")
+    for rel in sorted(ours & theirs):
+        a, b = pd.read_parquet(before / rel), pd.read_parquet(after / rel)
         cols = [c for c in RESULT_COLUMNS if c in a.columns]
         if not _same(a[cols], b[[c for c in cols if c in b.columns]]):
             differences.append(f"{rel}: the results differ")
         pred = Path("predictions", *rel.parts[1:])
-        if not _same(pd.read_parquet(before / pred), pd.read_parquet(after / pred)):
+        if not ((before / pred).is_file() and (after / pred).is_file()):
+            differences.append(f"{pred}: missing")
+        elif not _same(pd.read_parquet(before / pred), pd.read_parquet(after / pred)):
             differences.append(f"{pred}: the predictions differ")
+    pairs = len(ours & theirs)
     for table in tables:
         if (before / table).read_bytes() != (after / table).read_bytes():
             differences.append(f"{table}: the bytes differ")

@@ -867,7 +867,7 @@ def test_paper_protocol_rows_and_orderings():
 
 
 def test_paper_protocol_in_parts_gathers_the_rows_of_one_job(tmp_path):
-    """split_jobs: the 40 parts (a fold's ordering of one online learner, a fold's batch baselines), each run
+    """split_jobs: the 44 parts (a fold's ordering of one online learner, a fold's batch baseline), each run
     alone and gathered from their files, are the rows of the whole run in its order (but the fit times)."""
     import pandas as pd
 
@@ -877,7 +877,7 @@ def test_paper_protocol_in_parts_gathers_the_rows_of_one_job(tmp_path):
     art = _vector_artifact(np.random.default_rng(5), n_per=24)
     X, y = art.vectors, art.labels
     whole = run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3)
-    assert len(PARTS) == 40 and len(whole) == 4 * (3 * 3 + 2)
+    assert len(PARTS) == 44 and len(whole) == 4 * (3 * 3 + 2)
     paths = []
     for part in reversed(PARTS):  # any order of the parts' files
         paths.append(tmp_path / f"{part}.parquet")

@@ -52,6 +52,9 @@ def test_default_config_is_valid():
          "field 'method_datasets.knn': 'letter' is not among the data sets run (field 'datasets')"),
         ({"method_datasets": {"knm": ["iris"]}}, "field 'method_datasets.knm': unknown method 'knm'"),
         ({"method_datasets": {"knn": "iris"}}, "field 'method_datasets.knn' must be of type array"),
+        ({"online_kde": {"split_jobs": ["leter"]}}, "field 'online_kde.split_jobs': unknown dataset 'leter'"),
+        ({"evaluation_jobs": {"dan": 4}}, "field 'evaluation_jobs': unknown dataset 'dan'"),
+        ({"evaluation_jobs": {"dna": 0}}, "field 'evaluation_jobs.dna' must be >= 1"),
     ],
 )
 def test_bad_config_is_one_line_error(changes, message):
@@ -63,11 +66,11 @@ def test_bad_config_is_one_line_error(changes, message):
 
 #: registry entries no profile runs every distance method on: Letter (20,000 objects, a 3.2 GB matrix) and
 #: Satellite (6,435; the SVMs and P-SVM would take hours per split) are for issue 20's scale profile; the
-#: full profile runs the odKDE paper's protocol on Letter, from its vectors
+#: paper profile runs the odKDE paper's protocol on Letter, from its vectors
 SCALE_ONLY = {"letter", "satellite"}
 #: entries only the papers' own protocols read, from their vectors: Ringnorm (7,400 generated objects) and Sonar
 #: with missing values (no distance matrix) always; digits and DNA's indicators not in the comparison yet (their
-#: 1,797 and 3,186 objects would add hours to the full profile)
+#: 1,797 and 3,186 objects would add hours to the paper profile)
 PROTOCOL_ONLY = {"ringnorm", "ringnorm_mlbench", "sonar_mcar5", "digits", "dna_indicators", "waveform", "ring",
                  "banana"}
 #: entries no profile runs yet: the multichannel series sets, and KEEL's Twonorm (in the LLC-PC paper's list
@@ -81,7 +84,7 @@ def test_the_profiles_list_the_registry():
     sets, it runs only those), Letter in the online KDE protocol in parts; the default profile: the HLM paper's four
     data sets and Iris, every method, and each of its stages' data sets among the paper profile's, so that
     `make paper` after `make run` reuses its jobs."""
-    from hlm.pipeline.config import restrict_to_named, stage_sections
+    from hlm.pipeline.config import _merge, restrict_to_named, stage_sections
 
     registry = yaml.safe_load((ROOT / "config/datasets.yaml").read_text())
     paper = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
@@ -100,7 +103,7 @@ def test_the_profiles_list_the_registry():
     default = _config()
     assert default["datasets"] == ["aural_sonar", "protein", "voting", "sonar", "iris"]
     assert set(default["methods"]) == set(METHODS)
-    full = {**_config(), **paper}
+    full = _merge(_config(), paper)  # as Snakemake merges --configfile config/paper.yaml into the default
     assert restrict_to_named(full, paper) == []  # names every stage
     validate_config(full, SCHEMA)
     for section in stage_sections():

@@ -369,3 +369,21 @@ def test_an_evaluation_in_parts_gathers_the_rows_of_one_job(tmp_path):
     pd.testing.assert_frame_equal(gathered.drop(columns=timing), whole.evaluation.drop(columns=timing))
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "pred.parquet"), whole.predictions)
     assert read_metadata(tmp_path / "ev.parquet") == {"dataset": "toy", "n_splits": 5}
+
+
+def test_gathering_parts_that_miss_or_repeat_a_split_is_one_line_error(tmp_path):
+    from hlm.datasets._artifacts import write_frame
+    from hlm.errors import DataError
+    from hlm.pipeline.stages.evaluate import gather_evaluation
+
+    for name, splits, meta in (("a", [0, 1], {"n_splits": 4}), ("b", [1, 3], {"n_splits": 4}),
+                               ("c", [2], {"n_splits": 4, "seed": 1})):
+        write_frame(pd.DataFrame({"split": splits}), tmp_path / f"{name}.parquet", metadata=meta)
+    out = {"evaluation_out": tmp_path / "ev.parquet", "predictions_out": tmp_path / "pred.parquet"}
+    with pytest.raises(DataError, match=r"parts hold splits \[0, 1, 1, 3\], not each of the 4 once"):
+        gather_evaluation(evaluations=[tmp_path / "a.parquet", tmp_path / "b.parquet"],
+                          predictions=[tmp_path / "a.parquet", tmp_path / "b.parquet"], **out)
+    with pytest.raises(DataError, match="made under other settings"):
+        gather_evaluation(evaluations=[tmp_path / "a.parquet", tmp_path / "c.parquet"],
+                          predictions=[tmp_path / "a.parquet", tmp_path / "c.parquet"], **out)
+    assert not (tmp_path / "ev.parquet").exists()

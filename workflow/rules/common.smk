@@ -32,6 +32,8 @@ from hlm.pipeline.sources import module_sources
 from hlm.pipeline.sources import protocol_sources, protocol_table_sources, run_sources
 
 SRC = Path(workflow.basedir) / "src"
+#: a data set's name in a wildcard (every rule's constraint)
+DATASET_NAME = "[A-Za-z][A-Za-z0-9_-]*"
 
 
 def _fail(error):
@@ -89,7 +91,7 @@ for _protocol, _names in PROTOCOL_DATASETS.items():
 
         _fail(ConfigError(f"config: field '{_protocol}.datasets': {', '.join(_WRONG_KIND)} not of kind "
                           f"{' or '.join(PROTOCOLS[_protocol].kinds)}; {PROTOCOLS[_protocol].refusal}"))
-if _OFF and {"datasets", "methods"} & set(workflow.config_settings.config):
+if _OFF:
     print(f"hlm: a subset runs only the stages it names: not running {', '.join(_OFF)}; name one with its data "
           "sets, e.g. --config 'hmac={datasets: [sonar]}' (README, \"A subset\")", file=sys.stderr)
 # Protocol data sets run as one job per part (a section's split_jobs; ProtocolSpec.parts)
@@ -105,6 +107,11 @@ if _NO_VECTORS:
           "vectors: they need feature vectors", file=sys.stderr)
 # Mixture HLM methods that ran: they get the CV-error-against-M figure.
 MIXTURE_METHODS = [m for m in RUN_METHODS if METHODS[m].estimator == "hlm.local_mapping:MixtureHLM"]
+
+
+def mixture_methods(dataset):
+    """The Mixture HLM methods run on ``dataset`` (method_datasets may leave some out)."""
+    return [m for m in MIXTURE_METHODS if (dataset, m) in PAIRS]
 EXPERIMENT = config["mlflow"]["experiment"]
 
 # MLflow: an embedded SQLite store in the working directory unless the user
@@ -127,11 +134,20 @@ def print_forecast():
 
     jobs = [(job.rule.name, getattr(job.wildcards, "dataset", "")) for job in workflow.dag.needrun_jobs()
             if not job.rule.norun]
+    # a part of a method's or a protocol's job counts as its share of the whole job where it has no figure
+    parts = {f"{m}_part": (m, lambda d: EVALUATION_JOBS.get(d, 1)) for m in METHODS}
+    parts.update({f"{spec.rule}_part": (spec.rule, lambda d, n=len(spec.parts): n) for spec in PROTOCOLS.values()})
+    shares = {(rule, d): (parts[rule][0], 1 / parts[rule][1](d)) for rule, d in jobs if rule in parts}
     try:
         cores = workflow.cores
     except Exception:  # a cluster run (--jobs N) sets no core count
         cores = None
-    print(forecast(jobs, read_costs(Path(workflow.basedir) / "workflow/costs.tsv")).line(cores), file=sys.stderr)
+    try:
+        costs = read_costs(Path(workflow.basedir) / "workflow/costs.tsv")
+    except (OSError, KeyError, ValueError) as exc:  # a damaged table: the run goes on without its forecast
+        print(f"hlm: no forecast: workflow/costs.tsv: {exc}", file=sys.stderr)
+        return
+    print(forecast(jobs, costs, shares).line(cores), file=sys.stderr)
 
 
 def init_tracking_store():
@@ -295,7 +311,7 @@ def whole_job_datasets(protocol):
     """The data set wildcard of a protocol's one-job rule: any name but those its section runs in parts (in its
     outputs a "." follows the name: results/<id>/{dataset}.parquet, results/figures/<id>_{dataset}.png)."""
     split = SPLIT_JOBS[protocol.id]
-    return f"(?!(?:{'|'.join(sorted(split))})\\.)[^/]+" if split else "[^/]+"
+    return f"(?!(?:{'|'.join(sorted(split))})\\.){DATASET_NAME}" if split else DATASET_NAME
 
 
 def protocol_threads(protocol):
@@ -319,6 +335,30 @@ def incremental_params(scheme):
     return learner_params(config, scheme)
 
 
+def method_inputs(method):
+    """A method job's inputs, in both of its rules (one job, <method>_part). The data set's artifacts, its code,
+    the CV errors it may reuse."""
+    return {"distances": "results/distances/{dataset}.parquet", "matrices": "results/distances/{dataset}.npy",
+            "splits": "results/splits/{dataset}.parquet", "code": src(*method_sources(METHODS[method])),
+            **cv_from_input(method)}
+
+
+def method_rule_params(method):
+    """A method job's params: what it reads of the config."""
+    return {"method": method, "seed": config["seed"], "cv_folds": config["cv_folds"],
+            "method_params": config["method_params"].get(method, {})}
+
+
+def protocol_inputs(protocol):
+    """A protocol job's inputs, in both of its rules (one job, its parts). The raw files and its code."""
+    return {"raw": dataset_raw_files, "code": src(*protocol_sources(protocol, METHODS))}
+
+
+def protocol_params(protocol):
+    """A protocol job's params: its id, the data set's registry entry, the settings it reads."""
+    return {"protocol": protocol.id, "entry": dataset_entry, "settings": protocol_settings(protocol)}
+
+
 def cv_from_input(method):
     """{"cv_from": evaluation of the method whose CV errors ``method`` reuses}, where it runs on the data set too."""
     source = METHODS[method].cv_from
@@ -328,18 +368,25 @@ def cv_from_input(method):
     return {}
 
 
-#: data sets whose method jobs run as several jobs of consecutive splits (evaluation_jobs), and their number
-EVALUATION_JOBS = {d: n for d, n in config["evaluation_jobs"].items() if d in DATASETS and n > 1}
+def n_splits_of(dataset):
+    """The splits of a data set: one under its archive's own split, else the config's n_splits."""
+    return 1 if dataset in GIVEN_SPLIT else config["n_splits"]
+
+
+#: data sets whose method jobs run as several jobs of consecutive splits (evaluation_jobs), and their number (at
+#: most one per split)
+EVALUATION_JOBS = {d: min(n, n_splits_of(d)) for d, n in config["evaluation_jobs"].items()
+                   if d in DATASETS and min(n, n_splits_of(d)) > 1}
 #: the data set wildcard of a method's one-job rule: any name but those (a "/" follows it in its outputs)
-WHOLE_EVALUATION = f"(?!(?:{'|'.join(sorted(EVALUATION_JOBS))})/)[^/]+" if EVALUATION_JOBS else "[^/]+"
+WHOLE_EVALUATION = (f"(?!(?:{'|'.join(sorted(EVALUATION_JOBS))})/){DATASET_NAME}" if EVALUATION_JOBS
+                    else DATASET_NAME)
 
 
 def part_split_ids(wildcards):
     """The splits of a <method>_part job (hlm.pipeline.stages.evaluate.part_splits)."""
     from hlm.pipeline.stages.evaluate import part_splits
 
-    n_splits = 1 if wildcards.dataset in GIVEN_SPLIT else config["n_splits"]
-    return part_splits(n_splits, EVALUATION_JOBS[wildcards.dataset], int(wildcards.part))
+    return part_splits(n_splits_of(wildcards.dataset), EVALUATION_JOBS[wildcards.dataset], int(wildcards.part))
 
 
 def evaluation_parts(wildcards, kind):
@@ -393,7 +440,7 @@ def final_outputs():
         "results/tables/error_rates_paper.md",
         "results/tables/run_time.csv",
         "results/figures/error_rates.png",
-        *(expand("results/figures/cv_components_{dataset}.png", dataset=DATASETS) if MIXTURE_METHODS else []),
+        *(f"results/figures/cv_components_{d}.png" for d in DATASETS if mixture_methods(d)),
         *(f"results/tables/{t}.{ext}" for t in ("log_loss", "brier") for ext in ("csv", "md")),
         *(f"results/figures/reliability_{d}.png" for d in DATASETS if probability_methods(d)),
         *(["results/tables/incremental_time.csv", "results/tables/incremental_time.md",
@@ -406,4 +453,4 @@ def final_outputs():
 
 
 wildcard_constraints:
-    dataset="[A-Za-z][A-Za-z0-9_-]*",
+    dataset=DATASET_NAME,

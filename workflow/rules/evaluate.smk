@@ -17,19 +17,12 @@ for _method in METHODS:
         wildcard_constraints:
             dataset=WHOLE_EVALUATION,
         input:
-            distances="results/distances/{dataset}.parquet",
-            matrices="results/distances/{dataset}.npy",
-            splits="results/splits/{dataset}.parquet",
-            code=src(*method_sources(METHODS[_method])),
-            **cv_from_input(_method),
+            **method_inputs(_method),
         output:
             evaluation=f"results/evaluation/{{dataset}}/{_method}.parquet",
             predictions=f"results/predictions/{{dataset}}/{_method}.parquet",
         params:
-            method=_method,
-            seed=config["seed"],
-            cv_folds=config["cv_folds"],
-            method_params=config["method_params"].get(_method, {}),
+            **method_rule_params(_method),
         threads: method_threads(_method)
         priority: method_priority(_method)
         log:
@@ -49,19 +42,12 @@ for _method in METHODS:
             dataset=names_regex(EVALUATION_JOBS),
             part=r"\d+",
         input:
-            distances="results/distances/{dataset}.parquet",
-            matrices="results/distances/{dataset}.npy",
-            splits="results/splits/{dataset}.parquet",
-            code=src(*method_sources(METHODS[_method])),
-            **cv_from_input(_method),
+            **method_inputs(_method),
         output:
             evaluation=f"results/evaluation/{{dataset}}/{_method}/part-{{part}}.parquet",
             predictions=f"results/predictions/{{dataset}}/{_method}/part-{{part}}.parquet",
         params:
-            method=_method,
-            seed=config["seed"],
-            cv_folds=config["cv_folds"],
-            method_params=config["method_params"].get(_method, {}),
+            **method_rule_params(_method),
             split_ids=part_split_ids,
         threads: method_threads(_method)
         priority: method_priority(_method)

@@ -16,14 +16,11 @@ for _protocol in PROTOCOLS.values():
         wildcard_constraints:
             dataset=whole_job_datasets(_protocol),
         input:
-            raw=dataset_raw_files,
-            code=src(*protocol_sources(_protocol, METHODS)),
+            **protocol_inputs(_protocol),
         output:
             **protocol_outputs(_protocol),
         params:
-            protocol=_protocol.id,
-            entry=dataset_entry,
-            settings=protocol_settings(_protocol),
+            **protocol_params(_protocol),
         threads: protocol_threads(_protocol)
         log:
             f"logs/{_protocol.id}/{{dataset}}.log",
@@ -43,14 +40,11 @@ for _protocol in PROTOCOLS.values():
                 dataset=names_regex(SPLIT_JOBS[_protocol.id]),
                 part=names_regex(_protocol.parts),
             input:
-                raw=dataset_raw_files,
-                code=src(*protocol_sources(_protocol, METHODS)),
+                **protocol_inputs(_protocol),
             output:
                 runs=f"results/{_protocol.id}/{{dataset}}/{{part}}.parquet",
             params:
-                protocol=_protocol.id,
-                entry=dataset_entry,
-                settings=protocol_settings(_protocol),
+                **protocol_params(_protocol),
             threads: protocol_threads(_protocol)
             log:
                 f"logs/{_protocol.id}/{{dataset}}/{{part}}.log",

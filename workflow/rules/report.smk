@@ -67,11 +67,8 @@ rule error_rate_figure:
 
 rule cv_components_figure:
     input:
-        evaluations=lambda wildcards: expand(
-            "results/evaluation/{dataset}/{method}.parquet",
-            dataset=wildcards.dataset,
-            method=MIXTURE_METHODS,
-        ),
+        evaluations=lambda wildcards: [f"results/evaluation/{wildcards.dataset}/{m}.parquet"
+                                       for m in mixture_methods(wildcards.dataset)],
         code=src(*REPORT_SOURCES),
     output:
         report(
@@ -80,7 +77,7 @@ rule cv_components_figure:
             category="Mixture HLM",
         ),
     params:
-        methods=MIXTURE_METHODS,
+        methods=lambda wildcards: mixture_methods(wildcards.dataset),
     log:
         "logs/report/cv_components_{dataset}.log",
     benchmark:

@@ -99,13 +99,15 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
         ("models", known_methods, config["models"]),
         ("incremental.datasets", known_datasets, config["incremental"].get("datasets", ())),
         *((f"{p}.datasets", known_datasets, config[p].get("datasets", ())) for p in protocols()),
+        *((f"{p}.split_jobs", known_datasets, config[p]["split_jobs"]) for p in protocols()
+          if "split_jobs" in config[p]),
+        ("evaluation_jobs", known_datasets, list(config["evaluation_jobs"])),
     ):
         unknown = [v for v in values if known is not None and v not in known]
         if unknown:
-            raise ConfigError(
-                f"{where}: field '{field}': unknown {field.rsplit('.', 1)[-1][:-1]} {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(known))}"
-            )
+            noun = "method" if known is known_methods else "dataset"
+            raise ConfigError(f"{where}: field '{field}': unknown {noun} {', '.join(map(repr, unknown))}; "
+                              f"known: {', '.join(sorted(known))}")
     for method, names in config["method_datasets"].items():
         if known_methods is not None and method not in known_methods:
             raise ConfigError(f"{where}: field 'method_datasets.{method}': unknown method {method!r}")
@@ -121,9 +123,9 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
             raise ConfigError(f"{where}: field 'method_params.{method}': unknown method {method!r}")
 
 
-#: the config sections of the stages besides the comparison: incremental learning and the papers' protocols
 def stage_sections() -> tuple[str, ...]:
-    """``incremental`` and every protocol's section (``hlm.pipeline.protocols``)."""
+    """The config sections of the stages besides the comparison: ``incremental`` and every protocol's section
+    (``hlm.pipeline.protocols``)."""
     from hlm.pipeline.protocols import protocols
 
     return ("incremental", *protocols())
@@ -142,8 +144,9 @@ def restrict_to_named(config: dict, user: dict) -> list[str]:
     """
     if "datasets" not in user and "methods" not in user:
         return []
-    # the default profile's method_datasets are for its own data sets
-    config["method_datasets"] = dict(user["method_datasets"]) if "method_datasets" in user else {}
+    # the default profile's method_datasets are for its own data sets (a value not a mapping: the schema says so)
+    named = user["method_datasets"] if "method_datasets" in user else {}
+    config["method_datasets"] = dict(named) if isinstance(named, dict) else named
     off = []
     for section in stage_sections():
         named = user.get(section)

@@ -30,15 +30,14 @@ class Forecast:
     by_rule: int
     #: jobs counted at the median of all jobs (a rule never measured)
     guessed: int
-    #: the longest single job's expected CPU seconds
+    #: the longest single job's expected CPU seconds (a cluster's run takes at least its wall time)
     longest: float
 
     def line(self, cores: int | None) -> str:
         """One line for the user: the jobs, the CPU time and, given ``cores``, the least wall time on them."""
         text = f"hlm: {self.jobs} jobs to run, about {duration(self.cpu_seconds)} of CPU by the measured figures"
-        if cores:
-            wall = max(self.cpu_seconds / cores, self.longest)
-            text += f", so at least {duration(wall)} on {cores} core{'s' if cores != 1 else ''}"
+        if cores:  # a lower bound when every figure is measured: the cores cannot do more than that CPU time
+            text += f", so at least {duration(self.cpu_seconds / cores)} on {cores} core{'s' if cores != 1 else ''}"
         unknown = [f"{n} at their rule's median" for n in (self.by_rule,) if n]
         unknown += [f"{n} at the median job" for n in (self.guessed,) if n]
         return text + f" (workflow/costs.tsv{'; not measured: ' + ', '.join(unknown) if unknown else ''})"
@@ -68,9 +67,14 @@ def write_costs(path: str | Path, rows: Iterable[tuple[str, str, int, float, int
     write_text("\n".join(lines) + "\n", path)
 
 
-def forecast(jobs: Iterable[tuple[str, str]], costs: dict[tuple[str, str], float]) -> Forecast:
-    """The expected CPU of ``jobs``, each (rule, data set or "")."""
-    jobs = list(jobs)
+def forecast(jobs: Iterable[tuple[str, str]], costs: dict[tuple[str, str], float],
+             shares: dict[tuple[str, str], tuple[str, float]] | None = None) -> Forecast:
+    """The expected CPU of ``jobs``, each (rule, data set or "").
+
+    ``shares``: for a job that runs a part of another rule's job (``<method>_part``, a protocol's parts), (that
+    rule, the part's share of it): without a figure of its own it counts as that share of the whole job's.
+    """
+    jobs, shares = list(jobs), shares or {}
     per_rule: dict[str, list[float]] = {}
     for (rule, _), cpu in costs.items():
         per_rule.setdefault(rule, []).append(cpu)
@@ -78,8 +82,11 @@ def forecast(jobs: Iterable[tuple[str, str]], costs: dict[tuple[str, str], float
     median_job = statistics.median(costs.values()) if costs else 0.0
     total, by_rule, guessed, longest = 0.0, 0, 0, 0.0
     for rule, dataset in jobs:
+        whole, share = shares.get((rule, dataset), (None, 1.0))
         if (rule, dataset) in costs:
             cpu = costs[rule, dataset]
+        elif (whole, dataset) in costs:
+            cpu = share * costs[whole, dataset]
         elif rule in median_rule:
             cpu, by_rule = median_rule[rule], by_rule + 1
         else:

@@ -105,8 +105,16 @@ def gather_evaluation(*, evaluations: list[str], predictions: list[str], evaluat
     split, with the parts' metadata (the same in every part)."""
     from hlm.datasets._artifacts import read_metadata
 
+    from hlm.errors import DataError
+
     meta = read_metadata(evaluations[0])
+    for path in evaluations[1:]:
+        if read_metadata(path) != meta:
+            raise DataError(f"{path}: made under other settings than {evaluations[0]}; rerun its part")
     evaluation = pd.concat([pd.read_parquet(p) for p in evaluations], ignore_index=True)
+    if sorted(evaluation["split"]) != list(range(meta.get("n_splits", len(evaluation)))):
+        raise DataError(f"{evaluation_out}: its parts hold splits {sorted(evaluation['split'])}, not each of the "
+                        f"{meta.get('n_splits')} once; rerun them")
     order = evaluation["split"].argsort(kind="stable")
     prediction = pd.concat([pd.read_parquet(p) for p in predictions], ignore_index=True)
     by_split = prediction["split"].argsort(kind="stable")  # each part's rows are in split order already

@@ -11,10 +11,12 @@ N_ORDERINGS = 3
 #: the compared online learners, in the paper's column order, with odKDE's cheaper cost (at the components' means
 #: instead of their sigma points; docs/online-kde-spec.md section 5) beside it
 ONLINE_METHODS = ("odkde", "odkde_means", "okde")
+#: the batch baselines, fitted once per fold
+BATCH_METHODS = ("kde_cv", "svm_vector_rbf")
 #: the jobs a data set's run splits into (the section's ``split_jobs``): one per (fold, ordering, online learner)
-#: and one per fold of the batch baselines (on Letter an oKDE run alone takes about an hour)
+#: and one per (fold, batch baseline) (on Letter an oKDE run alone takes about an hour)
 PARTS = tuple(f"fold{f}-ordering{o}-{m}" for f in range(N_FOLDS) for o in range(N_ORDERINGS)
-              for m in ONLINE_METHODS) + tuple(f"fold{f}-batch" for f in range(N_FOLDS))
+              for m in ONLINE_METHODS) + tuple(f"fold{f}-{m}" for f in range(N_FOLDS) for m in BATCH_METHODS)
 
 
 PROTOCOL = ProtocolSpec(

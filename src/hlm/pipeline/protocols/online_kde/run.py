@@ -26,13 +26,12 @@ from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS
 from hlm.pipeline.progress import Progress
-from hlm.pipeline.protocols.online_kde import N_FOLDS, N_ORDERINGS, ONLINE_METHODS
+from hlm.pipeline.protocols.online_kde import BATCH_METHODS, N_FOLDS, N_ORDERINGS, ONLINE_METHODS
 
 log = logging.getLogger("hlm")
 
 #: protocol-only variants: id -> (method, its fixed hyper-parameters)
 ONLINE_VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"})}
-BATCH_METHODS = ("kde_cv", "svm_vector_rbf")
 N_INIT = 10
 
 
@@ -118,8 +117,8 @@ def _row(fold, ordering, method, model, X_test, y_test, seconds, components, n_t
 def _part_scope(part: str) -> dict:
     """The arguments of :func:`run_online_kde` that run only ``part`` (one of ``PARTS``)."""
     fold, *which = part.split("-")
-    if which == ["batch"]:
-        return {"folds": [int(fold[4:])], "methods": BATCH_METHODS}
+    if len(which) == 1:  # fold{f}-{batch method}
+        return {"folds": [int(fold[4:])], "methods": tuple(which)}
     return {"folds": [int(fold[4:])], "orderings": [int(which[0][8:])], "methods": (which[1],)}
 
 
