@@ -61,7 +61,8 @@ def test_the_projects_table_names_only_rules_of_the_workflow():
 
     rules |= set(METHODS) | {f"incremental_{s}" for s in ("scheme_i", "scheme_ii", "retrain", "okde", "odkde")}
     rules |= {p.rule for p in protocols().values()} | {f"{p}_report" for p in protocols()}
-    rules |= {f"{m}_part" for m in METHODS} | {f"{p.rule}_{k}" for p in protocols().values() for k in ("part", "gather")}
+    rules |= {f"{m}_part" for m in METHODS} | {"evaluation_gather"}
+    rules |= {f"{p.rule}_{k}" for p in protocols().values() for k in ("part", "gather")}
     rows = read_rows(ROOT / "workflow/costs.tsv")
     assert rows, "workflow/costs.tsv is missing"
     assert {rule for rule, *_ in rows} <= rules

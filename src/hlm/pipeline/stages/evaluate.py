@@ -104,7 +104,6 @@ def gather_evaluation(*, evaluations: list[str], predictions: list[str], evaluat
     """One method's evaluation of one data set from its parts' files (``split_ids``): the rows of one job, by
     split, with the parts' metadata (the same in every part)."""
     from hlm.datasets._artifacts import read_metadata
-
     from hlm.errors import DataError
 
     meta = read_metadata(evaluations[0])
@@ -112,9 +111,10 @@ def gather_evaluation(*, evaluations: list[str], predictions: list[str], evaluat
         if read_metadata(path) != meta:
             raise DataError(f"{path}: made under other settings than {evaluations[0]}; rerun its part")
     evaluation = pd.concat([pd.read_parquet(p) for p in evaluations], ignore_index=True)
-    if sorted(evaluation["split"]) != list(range(meta.get("n_splits", len(evaluation)))):
+    expected = meta["n_splits"] if "n_splits" in meta else len(evaluation)  # the split table's, in every part
+    if sorted(evaluation["split"]) != list(range(expected)):
         raise DataError(f"{evaluation_out}: its parts hold splits {sorted(evaluation['split'])}, not each of the "
-                        f"{meta.get('n_splits')} once; rerun them")
+                        f"{expected} once; rerun them")
     order = evaluation["split"].argsort(kind="stable")
     prediction = pd.concat([pd.read_parquet(p) for p in predictions], ignore_index=True)
     by_split = prediction["split"].argsort(kind="stable")  # each part's rows are in split order already
