@@ -27,6 +27,7 @@ import pandas as pd
 from hlm.base._seeds import derive_seed
 from hlm.errors import HLMError
 from hlm.pipeline.evaluation.cv import make_folds
+from hlm.pipeline.progress import Progress
 
 log = logging.getLogger("hlm")
 
@@ -95,7 +96,12 @@ def run_subspace_gmm(parts, *, dataset: str, seed: int, n_components=COMPONENTS,
     Rs = [int(r) for r in n_components]
     tasks = [delayed(_fold_rows)(f, part, dataset, seed, Rs, dims, tuple(methods), standardize)
              for f, part in enumerate(parts)]
-    results = Parallel(n_jobs=n_jobs)(tasks) if n_jobs > 1 else [t[0](*t[1], **t[2]) for t in tasks]
+    done = Parallel(n_jobs=n_jobs, return_as="generator")(tasks) if n_jobs > 1 else (
+        t[0](*t[1], **t[2]) for t in tasks)
+    progress, results = Progress(len(tasks)), []
+    for rows in done:  # in the folds' order, each logged as it is done
+        results.append(rows)
+        log.info("%s: fold %d of the grid done; %s", dataset, len(results) - 1, progress(len(results)))
     return pd.DataFrame([row for rows in results for row in rows], columns=COLUMNS)
 
 
