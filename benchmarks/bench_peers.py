@@ -18,7 +18,7 @@ process and checks that they choose the same parameters and make the same predic
   class by held-out log-likelihood (the docs example: one bandwidth shared by the classes, by accuracy). The
   peer's final density of class c is ``KernelDensity(bandwidth=h_c, leaf_size=n_c)``, scikit-learn's tree as
   one leaf, whose sum is exact: the default tree (``leaf_size=40``, ``rtol=0``) is not once a class holds
-  more than 80 objects (scikit-learn issues #25799, #27186; docs/online-kde-spec.md section 8): with it,
+  more than 80 objects (a defect of scikit-learn 1.9's tree; docs/online-kde-spec.md section 8): with it,
   Sonar's class M (87 objects) gets log densities off by up to 33% and 1 of the 42 test predictions changes.
   Ours are eq. (1) exactly (``hlm.kde._kde_cv.kde_log_densities``).
 * ``hmac``: HMAC's modal EM at one bandwidth (``hmac(X, [h])``: every point climbs the Gaussian KDE, the

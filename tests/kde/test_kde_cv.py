@@ -10,8 +10,8 @@ the two agree to about (n_fit + n_held_out) * 1e-16 relative to the largest |sco
 criterion (a fold, a normalisation, a bandwidth off) changes the scores by far more than that.
 
 scikit-learn's default tree (``rtol=0``) is an exact sum only while the fit part is one leaf (<= 80 points at
-``leaf_size=40``); beyond, its search can end early or keep a wrong node bound at small h (scikit-learn issues
-#25799, #27186), by up to several percent of the score. Hence: against the default ``KernelDensity()`` on
+``leaf_size=40``); beyond, its search can end early or keep a wrong node bound at small h (a defect of scikit-learn
+1.9's tree, shown below), by up to several percent of the score. Hence: against the default ``KernelDensity()`` on
 classes of <= 100 objects (5 folds: fit parts <= 80), and on larger ones against ``KernelDensity(leaf_size=n)``,
 scikit-learn's same tree made one leaf, i.e. its exact sum.
 

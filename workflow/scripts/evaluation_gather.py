@@ -1,5 +1,5 @@
-"""One method's evaluation of one data set, gathered from its parts (logic:
-hlm.pipeline.stages.evaluate.gather_evaluation)."""
+"""One method's evaluation of one data set from its parts
+(logic: hlm.pipeline.stages.evaluate.gather_evaluation)."""
 
 from hlm.pipeline.jobs import run
 from hlm.pipeline.stages.evaluate import gather_evaluation

@@ -16,7 +16,8 @@ KDE's log density of a held-out x being
 over the fold's n fit points x_j in R^d, a log-sum-exp shifted by its largest term, in float64: exact to
 rounding, as scikit-learn's tree is while a fit part is one leaf (<= 2 leaf_size = 80 points, or
 ``KernelDensity(leaf_size=n)``). Beyond, the tree's search at ``rtol=0`` can stop early or keep a wrong node
-bound at small h (scikit-learn issues #25799, #27186): its scores, and then its choice, may differ from eq. (1).
+bound at small h (a defect of scikit-learn 1.9's tree, shown by the tests): its scores, and then its
+choice, may differ from eq. (1).
 
 The classifier's densities log p(x | c) are eq. (1) too, with the class's n_c objects and h_c, by the same
 function (:func:`kde_log_densities`), not ``KernelDensity.score_samples``: exact for classes of any size.
