@@ -112,6 +112,8 @@ MIXTURE_METHODS = [m for m in RUN_METHODS if METHODS[m].estimator == "hlm.local_
 def mixture_methods(dataset):
     """The Mixture HLM methods run on ``dataset`` (method_datasets may leave some out)."""
     return [m for m in MIXTURE_METHODS if (dataset, m) in PAIRS]
+
+
 EXPERIMENT = config["mlflow"]["experiment"]
 
 # MLflow: an embedded SQLite store in the working directory unless the user
@@ -135,9 +137,10 @@ def print_forecast():
     jobs = [(job.rule.name, getattr(job.wildcards, "dataset", "")) for job in workflow.dag.needrun_jobs()
             if not job.rule.norun]
     # a part of a method's or a protocol's job counts as its share of the whole job where it has no figure
-    parts = {f"{m}_part": (m, lambda d: EVALUATION_JOBS.get(d, 1)) for m in METHODS}
-    parts.update({f"{spec.rule}_part": (spec.rule, lambda d, n=len(spec.parts): n) for spec in PROTOCOLS.values()})
-    shares = {(rule, d): (parts[rule][0], 1 / parts[rule][1](d)) for rule, d in jobs if rule in parts}
+    whole = {f"{m}_part": m for m in METHODS} | {f"{spec.rule}_part": spec.rule for spec in PROTOCOLS.values()}
+    n_parts = {spec.rule: len(spec.parts) for spec in PROTOCOLS.values()}
+    shares = {(rule, d): (whole[rule], 1 / n_parts.get(whole[rule], EVALUATION_JOBS.get(d, 1)))
+              for rule, d in jobs if rule in whole}
     try:
         cores = workflow.cores
     except Exception:  # a cluster run (--jobs N) sets no core count

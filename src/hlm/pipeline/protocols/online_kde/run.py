@@ -124,9 +124,10 @@ def _part_scope(part: str) -> dict:
 
 def _in_run_order(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows in the order of one whole run: by fold, then method (the paper's columns), then ordering."""
-    rank = {m: i for i, m in enumerate((*ONLINE_METHODS, *BATCH_METHODS))}
-    key = frame.fold * 1000 + frame.method.map(rank) * 10 + frame.ordering
-    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+    rank = frame.method.map({m: i for i, m in enumerate((*ONLINE_METHODS, *BATCH_METHODS))}).rename("rank")
+    order = pd.concat([frame.fold, rank, frame.ordering], axis=1).sort_values(["fold", "rank", "ordering"],
+                                                                              kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
 
 
 def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict, n_jobs: int = 1,
