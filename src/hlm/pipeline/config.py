@@ -138,9 +138,8 @@ def restrict_to_named(config: dict, user: dict) -> list[str]:
     default profile (config/config.yaml). When they set ``datasets`` or ``methods`` (a subset, or another
     profile), the default profile's choice of stages no longer applies: each stage section (:func:`stage_sections`)
     that ``user`` does not set runs on no data set, and one it sets runs on the data sets it lists there, else on
-    the section's default (the run's among its paper's), never on the default profile's list; so are
-    ``method_datasets``, only the user's. Changes ``config``
-    (Snakemake's, before :func:`validate_config`) in place.
+    the section's default (the run's among its paper's), never on the default profile's list. Likewise only the
+    user's ``method_datasets`` apply. Changes ``config`` (Snakemake's, before :func:`validate_config`) in place.
     """
     if "datasets" not in user and "methods" not in user:
         return []
