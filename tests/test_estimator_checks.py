@@ -87,7 +87,7 @@ FAILING = {
     **dict.fromkeys(("local_sda", "local_sda_pairwise", "local_sda_regularized"), ["check_dict_unchanged"]),
     **dict.fromkeys(("svm_kernel_clip", "svm_features_linear", "svm_features_rbf", "svm_knn", "svm_knn_flip",
                      "svm_knn_shift", "svm_knn_features", "svm_vector_linear", "svm_vector_rbf", "local_sda_bayes",
-                     "local_sda_pairwise_bayes", "llc_pc_mpe", "llc_pc_kmeans"),
+                     "local_sda_pairwise_bayes", "llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em"),
                     ["check_non_transformer_estimators_n_iter"]),
     **dict.fromkeys(("okde", "odkde", "kde_cv", "twoway_gmm", "mda", "mda_rr"),
                     ["check_classifiers_classes", "check_classifiers_train", "check_decision_proba_consistency"]),

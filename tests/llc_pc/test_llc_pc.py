@@ -462,7 +462,7 @@ def test_greedy_mpe_splits_only_the_multimodal_class():
 
 
 # ---------------------------------------------------------------- 12. the path
-@pytest.mark.parametrize("subclassing", ["greedy_mpe", "kmeans"])
+@pytest.mark.parametrize("subclassing", ["greedy_mpe", "kmeans", "hc", "em"])
 def test_predict_grid_equals_one_refit_per_k(subclassing):
     X, y = small_three_class(seed=8, n=20)
     fit, val = np.arange(len(y)) % 4 != 0, np.arange(len(y)) % 4 == 0

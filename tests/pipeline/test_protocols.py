@@ -75,7 +75,7 @@ def test_llc_pc_rows_equal_direct_refits(registry):
                                      random_state=ref.seed(3, "iris", "llc-pc", 2) % 2**32)
     np.testing.assert_array_equal(train, np.sort(spec_train))
     state = ref.seed(3, "iris", "llc-pc", 2, "model") % 2**31
-    for method in ("llc_pc_mpe", "llc_pc_kmeans"):
+    for method in ("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em"):
         path = frame[(frame.method == method) & (frame.selection == "path")]
         assert path.n_subclasses.tolist() == [3, 4, 5, 6]
         for r in path.itertuples():
@@ -97,7 +97,7 @@ def test_llc_pc_rows_equal_direct_refits(registry):
     # cv=False: the same path rows, without the CV's
     paths = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=20, k_max=6, partitions=[2], cv=False)
     expected = frame[frame.selection == "path"].reset_index(drop=True)
-    assert (paths.selection == "path").all() and len(paths) == len(expected) == 8
+    assert (paths.selection == "path").all() and len(paths) == len(expected) == 16
     pd.testing.assert_frame_equal(paths.drop(columns="fit_seconds"), expected.drop(columns="fit_seconds"))
 
 

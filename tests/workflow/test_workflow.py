@@ -97,11 +97,12 @@ def test_dry_run_of_default_config(project):
     # methods on raw vectors: Sonar and Iris, or one of them; the others are skipped, with a message
     for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv", "mda"):
         assert counts[method] == 2, method
-    for method in ("llc_pc_mpe", "llc_pc_kmeans", "twoway_gmm", "gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep",
-                   "mda_rr", "mda_dr_mpca"):
+    for method in ("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em", "twoway_gmm", "gmm_mpca", "gmm_mpca_mean",
+                   "gmm_mpca_sep", "mda_rr", "mda_dr_mpca"):
         assert counts[method] == 1, method
-    assert ("hlm: skipping method(s) gmm_mpca, gmm_mpca_mean, gmm_mpca_sep, kde_cv, llc_pc_kmeans, llc_pc_mpe, "
-            "mda, mda_dr_mpca, mda_rr, odkde, okde, svm_vector_linear, svm_vector_rbf, twoway_gmm on data set(s) "
+    assert ("hlm: skipping method(s) gmm_mpca, gmm_mpca_mean, gmm_mpca_sep, kde_cv, llc_pc_em, llc_pc_hc, "
+            "llc_pc_kmeans, llc_pc_mpe, mda, mda_dr_mpca, mda_rr, odkde, okde, svm_vector_linear, svm_vector_rbf, "
+            "twoway_gmm on data set(s) "
             "aural_sonar, protein, voting: they need feature vectors (kind: vectors)") in proc.stderr
     assert "a subset runs only" not in proc.stderr
     assert counts["error_rate_tables"] == 1 and counts["error_rate_figure"] == 1
@@ -203,7 +204,7 @@ def test_end_to_end_outputs(tiny_run):
     assert "| odKDE (cost at the means) | " in md
     # the LLC-PC paper's protocol on one Glass partition: K = 6..40 on the path, and the CV's K, per method
     llc = pd.read_parquet(project / "results/llc_pc/glass.parquet")
-    for method in ("llc_pc_mpe", "llc_pc_kmeans"):
+    for method in ("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em"):
         rows = llc[llc.method == method]
         assert rows[rows.selection == "path"].n_subclasses.tolist() == list(range(6, 41))
         assert (rows.selection == "cv").sum() == 1 and rows.accuracy.between(40, 90).all()

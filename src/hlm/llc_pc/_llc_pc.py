@@ -2,9 +2,9 @@
 ``docs/llc-pc-spec.md``): each class is split into subclasses, a linear classifier is trained for every
 pair of subclasses of different classes (the set U), and the pairwise decisions are combined.
 
-Subclasses by Greedy-MPE (section 5, minimising the MPE criterion of eqs. 1-3) or by k-means inside each
-class (the rival of section 6.1): ``hlm.llc_pc._subclasses``. Pairwise linear SVM (libsvm, C = 100)
-or Fisher LDA and the criterion: ``hlm.llc_pc._mpe``. Voting, MinMax and probability schemas
+Subclasses by Greedy-MPE (section 5, minimising the MPE criterion of eqs. 1-3) or by k-means, hierarchical
+clustering or EM inside each class (the rivals of section 6.1): ``hlm.llc_pc._subclasses``. Pairwise linear SVM
+(libsvm, C = 100) or Fisher LDA and the criterion: ``hlm.llc_pc._mpe``. Voting, MinMax and probability schemas
 (section 3.1): ``hlm.llc_pc._coupling``.
 """
 
@@ -28,7 +28,7 @@ from hlm.base._classifiers import (
 from hlm.base._grid import group_grid
 from hlm.errors import DataError
 from hlm.llc_pc._coupling import combine, couple, pair_probabilities, provable
-from hlm.llc_pc._subclasses import GreedyMPEPath, KMeansPath, PairStore
+from hlm.llc_pc._subclasses import GreedyMPEPath, PairStore, WithinClassPath
 from hlm.svm._similarity import _SVC_CONSTRAINTS, warn_max_iter
 
 #: rows x pairs x features per block of ``decision_values``
@@ -56,8 +56,8 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
 
     Locally linear classification by pairwise coupling: each class C_i is split into subclasses C_ij
     (Greedy-MPE, section 5, minimising the MPE criterion Q of eq. (1) with the pair error of eq. (3) or
-    (2); or k-means inside each class, the rival of section 6.1), a linear classifier f_ij-kp is trained
-    for every pair of subclasses of different classes (the set U, section 3.1), and the pairwise
+    (2); or k-means, HC or EM inside each class, the rivals of section 6.1), a linear classifier f_ij-kp is
+    trained for every pair of subclasses of different classes (the set U, section 3.1), and the pairwise
     decisions are combined by voting, MinMax or pairwise coupling (section 3.1). By Theorem 3.1 the
     schemas agree where one subclass wins all its duels (the provable region; for the coupled
     probabilities not guaranteed, spec 2). One subclass per class is a linear classifier; one per
@@ -70,8 +70,9 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
     ----------
     n_subclasses : int, default=2
         Total number of subclasses K, used as clip(K, N classes, n fit objects).
-    subclassing : {"greedy_mpe", "kmeans"}, default="greedy_mpe"
-        Greedy-MPE (section 5) or k-means inside each class (section 6.1).
+    subclassing : {"greedy_mpe", "kmeans", "hc", "em"}, default="greedy_mpe"
+        Greedy-MPE (section 5), or inside each class (section 6.1) k-means, hierarchical clustering (HC, by
+        ``linkage``) or EM (a Gaussian mixture with full covariances, objects to their most probable component).
     classifier : {"svm", "lda"}, default="svm"
         Pairwise linear SVM (libsvm on the pair's linear kernel) or Fisher LDA (eq. 2's w, midpoint threshold).
     C : float, default=100.0
@@ -92,12 +93,14 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
     tie_break : {"label", "minmax"}, default="label"
         Voting ties: the smallest label, or the tied class whose best subclass has the largest MinMax value.
     allocation : {"equal", "proportional"}, default="equal"
-        k-means: subclasses per class for a total K (spec 5).
+        k-means, HC and EM: subclasses per class for a total K (spec 5).
     subclasses_per_class : None, dict or sequence of int, default=None
-        k-means only: explicit counts (a dict label -> count, or one count per class in sorted label
+        k-means, HC and EM only: explicit counts (a dict label -> count, or one count per class in sorted label
         order); ``n_subclasses`` is then ignored.
+    linkage : {"average", "ward", "single", "complete"}, default="average"
+        HC's linkage on the Euclidean distances of the standardised rows; the paper's average link (section 6.1).
     n_init : int, default=10
-        k-means / 2-means restarts (the paper's "replicates").
+        k-means / 2-means restarts (the paper's "replicates"); EM starts from the k-means clusters.
     tol : float, default=1e-3
         libsvm's stopping tolerance.
     max_iter : int, default=10_000_000
@@ -116,11 +119,11 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
     mean_, scale_ : ndarray of shape (d,)
         The fit set's feature means and sds (1 for a constant feature): the models see (X - mean_) / scale_.
     n_subclasses_ : int
-        The effective K (below the clipped ``n_subclasses`` if Greedy-MPE stopped or k-means was capped).
+        The effective K (below the clipped ``n_subclasses`` if Greedy-MPE stopped or a class was capped).
     subclass_class_ : ndarray (K,)
         Class index (into ``classes_``) of each subclass; subclasses sorted by (class, ``subclass_id_``).
     subclass_id_ : ndarray (K,)
-        Creation index of each subclass (Greedy-MPE: classes 0..N-1, then two per split; k-means: the
+        Creation index of each subclass (Greedy-MPE: classes 0..N-1, then two per split; k-means, HC, EM: the
         cluster's position in its class, by smallest training index).
     subclass_of_ : ndarray (n,)
         Subclass of each training object.
@@ -138,7 +141,7 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
         Q of eq. (1).
     splits_ : list of dict
         Greedy-MPE's steps: ``pair`` (creation indices of the pair chosen, None for "aggregate"/"gain"),
-        ``split`` (creation index of the subclass split), ``children``, ``mpe`` (Q after). Empty for k-means.
+        ``split`` (creation index of the subclass split), ``children``, ``mpe`` (Q after). Empty otherwise.
     converged_ : bool
         False if a libsvm fit hit ``max_iter`` (a ConvergenceWarning is emitted).
 
@@ -191,7 +194,8 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
     _parameter_constraints = {
         **_SVC_CONSTRAINTS,
         "n_subclasses": [Interval(Integral, 1, None, closed="left")],
-        "subclassing": [StrOptions({"greedy_mpe", "kmeans"})],
+        "subclassing": [StrOptions({"greedy_mpe", "kmeans", "hc", "em"})],
+        "linkage": [StrOptions({"average", "ward", "single", "complete"})],
         "classifier": [StrOptions({"svm", "lda"})],
         "criterion": [StrOptions({"auto", "mpe_svm", "mpe_lda"})],
         "selection": [StrOptions({"pair_variance", "aggregate", "gain"})],
@@ -214,8 +218,8 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
                  C: float = 100.0, criterion: str = "auto", selection: str = "pair_variance",
                  pair_error: str = "criterion", variance: str = "trace", combination: str = "voting",
                  pair_probability: str = "sigmoid", tie_break: str = "label", allocation: str = "equal",
-                 subclasses_per_class=None, n_init: int = 10, tol: float = 1e-3, max_iter: int = 10_000_000,
-                 cache_size: float = 200, random_state: int = 0):
+                 subclasses_per_class=None, linkage: str = "average", n_init: int = 10, tol: float = 1e-3,
+                 max_iter: int = 10_000_000, cache_size: float = 200, random_state: int = 0):
         self.n_subclasses = n_subclasses
         self.subclassing = subclassing
         self.classifier = classifier
@@ -229,6 +233,7 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
         self.tie_break = tie_break
         self.allocation = allocation
         self.subclasses_per_class = subclasses_per_class
+        self.linkage = linkage
         self.n_init = n_init
         self.tol = tol
         self.max_iter = max_iter
@@ -237,7 +242,7 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
 
     # ---------------------------------------------------------------- fit
     def fit(self, X, y):
-        """Standardise, make the subclasses (Greedy-MPE to K, or k-means in each class), fit the pairwise
+        """Standardise, make the subclasses (Greedy-MPE to K, or clusters in each class), fit the pairwise
         classifiers of U and compute Q (eq. 1) at the effective K.
 
         Parameters
@@ -253,8 +258,9 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
             The fitted estimator.
         """
         self._validate_params()
-        if self.subclasses_per_class is not None and self.subclassing != "kmeans":
-            raise InvalidParameterError("LLC-PC: subclasses_per_class applies to subclassing='kmeans' only")
+        if self.subclasses_per_class is not None and self.subclassing == "greedy_mpe":
+            raise InvalidParameterError("LLC-PC: subclasses_per_class applies to subclassing='kmeans', 'hc' or "
+                                        "'em' only")
         X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
         self.n_features_in_ = X.shape[1]
@@ -274,8 +280,9 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
                               f"objects); stopped at {len(self._path.active)} of the {K} subclasses asked",
                               UserWarning, stacklevel=2)
         else:
-            self._path = KMeansPath(Xs, y_idx, N, self._store, self.random_state, allocation=self.allocation,
-                                    n_init=self.n_init, counts=self._explicit_counts(y_idx, Xs))
+            self._path = WithinClassPath(Xs, y_idx, N, self._store, self.random_state, allocation=self.allocation,
+                                         n_init=self.n_init, counts=self._explicit_counts(y_idx, Xs),
+                                         clustering=self.subclassing, linkage=self.linkage)
             self._warn_capped(K)
         self._set_model(K)
         return self
@@ -324,7 +331,8 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
         counts, capped = self._path.counts(K)
         if capped:
             names = ", ".join(f"{_label(self.classes_[i])!r} ({self._path.distinct[i]})" for i in capped)
-            warnings.warn(f"LLC-PC (k-means): class(es) {names} have fewer distinct objects than their share of "
+            label = {"kmeans": "k-means", "hc": "HC", "em": "EM"}[self.subclassing]
+            warnings.warn(f"LLC-PC ({label}): class(es) {names} have fewer distinct objects than their share of "
                           f"the {K} subclasses; they get one subclass per distinct object and the excess goes "
                           f"to the next classes ({int(counts.sum())} subclasses in all)", UserWarning, stacklevel=3)
 
@@ -424,7 +432,7 @@ class LLCPairwiseCoupling(ClassifierMixin, FastPathMixin, CachedParamNames, Base
         """Predictions of X at every total K in ``ks`` from this one fit: what ``clone(self).set_params(
         n_subclasses=k).fit(X_fit, y).predict(X)`` gives, for each k and each schema in ``combinations``.
 
-        The subclasses at K are the prefix of Greedy-MPE's splits (or the cached per-(class, m_i) k-means
+        The subclasses at K are the prefix of Greedy-MPE's splits (or the cached per-(class, m_i)
         clusterings), and every pairwise model is kept, so a k above the fitted ``n_subclasses`` extends the
         path (the fitted attributes do not change). Returns a dict of arrays, one row per k:
 

@@ -1,15 +1,15 @@
-"""Subclasses of LLC-PC: Greedy-MPE (Chen, Lu & Boedihardjo, section 5) and the k-means rival (section 6.1);
-spec ``docs/llc-pc-spec.md`` sections 4-5.
+"""Subclasses of LLC-PC: Greedy-MPE (Chen, Lu & Boedihardjo, section 5) and the rivals of section 6.1, k-means,
+hierarchical clustering (HC) and EM inside each class; spec ``docs/llc-pc-spec.md`` sections 4-5.
 
 Both are *paths*: the subclasses for a total K do not depend on any larger K asked later, so one object
-serves every K (``GreedyMPEPath.subclasses(K)``, ``KMeansPath.subclasses(K)``), and the pairwise models
+serves every K (``GreedyMPEPath.subclasses(K)``, ``WithinClassPath.subclasses(K)``), and the pairwise models
 are kept in a ``PairStore`` keyed by the subclasses' identities.
 
 Randomness: each clustering draws from ``numpy.random.SeedSequence([random_state, purpose, class, key])``:
 for Greedy-MPE the key is the split subclass's node in its class's binary split tree (root 1, children
 2h and 2h+1), which the split at a step determines, so a step's draws do not depend on K (the path
 property of spec 4); for k-means the key is the number of clusters m_i (a class's clustering depends
-on (m_i, seed) only).
+on (m_i, seed) only); EM starts from that k-means clustering and HC draws nothing.
 
 k-means (2-means for a split) is scipy's ``cluster.vq.kmeans2``: k-means++ seeding, Lloyd's
 iterations continued to a fixed point (kmeans2 stops after a fixed number of iterations), ``n_init``
@@ -29,6 +29,8 @@ from hlm.llc_pc._mpe import PairModel, cross_pairs, fit_pair, pair_weights
 
 #: SeedSequence purposes
 SPLIT, KMEANS = 1, 2
+#: EM's covariance floor (scikit-learn's default ``reg_covar``)
+REG_COVAR = 1e-6
 #: Lloyd iterations per kmeans2 call, and at most in all
 LLOYD_BLOCK, LLOYD_MAX = 10, 300
 
@@ -311,17 +313,25 @@ def allocate(K: int, class_sizes, distinct, allocation: str = "equal") -> tuple[
     return counts, capped
 
 
-class KMeansPath(_Path):
-    """k-means inside each class: ``subclasses(K)`` clusters class i into m_i of ``allocate(K, ...)`` (or
-    the explicit ``counts``) clusters, each clustering computed once per (class, m_i) and kept; clusters
-    are ordered by their smallest training index."""
+class WithinClassPath(_Path):
+    """Clusters inside each class, the same count per class (the rivals of section 6.1): ``subclasses(K)``
+    clusters class i into m_i of ``allocate(K, ...)`` (or the explicit ``counts``) clusters, each clustering
+    computed once per (class, m_i) and kept; clusters are ordered by their smallest training index.
+
+    ``clustering``: "kmeans" (``n_init`` k-means++ restarts, the least inertia), "hc" (agglomerative, scipy's
+    ``linkage`` with ``linkage`` on the Euclidean distances, cut into m_i clusters; one tree per class serves
+    every m_i) or "em" (scikit-learn's ``GaussianMixture`` with full covariances, one run started from the
+    k-means clusters, each object to its most probable component).
+    """
 
     def __init__(self, X, y_idx, n_classes, store, random_state, *, allocation: str, n_init: int,
-                 counts: np.ndarray | None = None):
+                 counts: np.ndarray | None = None, clustering: str = "kmeans", linkage: str = "average"):
         super().__init__(X, y_idx, n_classes, store, random_state)
         self.allocation, self.n_init, self.fixed_counts = allocation, n_init, counts
+        self.clustering_method, self.linkage = clustering, linkage
         self.distinct = np.array([distinct_rows(X[y_idx == i]) for i in range(n_classes)])
         self._clusterings: dict[tuple[int, int], list[Subclass]] = {}
+        self._trees: dict[int, np.ndarray] = {}
 
     def counts(self, K: int) -> tuple[np.ndarray, list[int]]:
         if self.fixed_counts is not None:
@@ -336,17 +346,49 @@ class KMeansPath(_Path):
         return self.mpe(self.subclasses(K))
 
     def clustering(self, i: int, m: int) -> list[Subclass]:
-        """Class i in m clusters (fewer if every k-means run left one empty)."""
+        """Class i in m clusters (fewer if k-means or EM left one empty)."""
         if (i, m) not in self._clusterings:
             members = np.flatnonzero(self.y_idx == i)
             labels = np.zeros(len(members), dtype=np.intp)
             if m > 1:
-                found = kmeans(self.X[members], m, self.n_init, seeded(self.random_state, KMEANS, i, m))
-                labels = found if found is not None else self._fallback(self.X[members], m, i)
+                labels = {"kmeans": self._kmeans, "hc": self._hc, "em": self._em}[self.clustering_method](i, m)
             groups = sorted((members[labels == c] for c in np.unique(labels)), key=lambda g: g[0])
             self._clusterings[i, m] = [self.subclass((i, m, j), i, g, j) for j, g in enumerate(groups)]
         return self._clusterings[i, m]
 
-    def _fallback(self, X: np.ndarray, m: int, i: int) -> np.ndarray:
-        """Every run left a cluster empty: the first run's non-empty clusters."""
+    def _rows(self, i: int) -> np.ndarray:
+        return self.X[self.y_idx == i]
+
+    def _kmeans(self, i: int, m: int) -> np.ndarray:
+        X = self._rows(i)
+        found = kmeans(X, m, self.n_init, seeded(self.random_state, KMEANS, i, m))
+        if found is not None:
+            return found
+        # every run left a cluster empty: the first run's non-empty clusters
         return lloyd(X, kpp_centres(X, m, seeded(self.random_state, KMEANS, i, m)))[0]
+
+    def _hc(self, i: int, m: int) -> np.ndarray:
+        """The class's tree cut into m clusters (m at most its distinct objects, ``allocate``'s cap)."""
+        from scipy.cluster.hierarchy import cut_tree, linkage
+
+        if i not in self._trees:
+            self._trees[i] = linkage(self._rows(i), method=self.linkage, metric="euclidean")
+        return cut_tree(self._trees[i], n_clusters=m)[:, 0].astype(np.intp)
+
+    def _em(self, i: int, m: int) -> np.ndarray:
+        """EM from the class's k-means clusters (their weights, means and covariances + ``REG_COVAR`` I, as
+        scikit-learn initialises from hard responsibilities), one run; each object to its most probable
+        component."""
+        from sklearn.mixture import GaussianMixture
+
+        X, start = self._rows(i), self._kmeans(i, m)
+        groups = [X[start == c] for c in np.unique(start)]
+        means = np.array([g.mean(axis=0) for g in groups])
+        covariances = np.array([np.cov(g, rowvar=False, bias=True).reshape(X.shape[1], X.shape[1])
+                                + REG_COVAR * np.eye(X.shape[1]) for g in groups])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ConvergenceWarning
+            gm = GaussianMixture(n_components=len(groups), covariance_type="full", reg_covar=REG_COVAR,
+                                 weights_init=np.array([len(g) for g in groups]) / len(X), means_init=means,
+                                 precisions_init=np.linalg.inv(covariances))
+            return gm.fit(X).predict(X).astype(np.intp)

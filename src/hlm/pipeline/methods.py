@@ -293,7 +293,7 @@ METHODS.update(
 
 
 # -- subclass classifiers on feature vectors: LLC-PC (Chen, Lu and Boedihardjo; docs/llc-pc-spec.md) with
-# Greedy-MPE or k-means subclasses, K = 1..40 in total; the two-way GMM (dissertation chapter 2;
+# Greedy-MPE, k-means, HC or EM subclasses, K = 1..40 in total; the two-way GMM (dissertation chapter 2;
 # docs/twoway-gmm-spec.md) over (components per class, variable clusters), and MDA without variable clustering
 SUBCLASS_GRID = list(range(1, 41))  # simplest first: CV ties go to the smaller K
 TWOWAY_COMPONENTS_GRID = [1, 2, 4, 6, 8, 10]  # per class
@@ -310,6 +310,14 @@ METHODS.update(
                                     estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
                                     default_grid={"n_subclasses": SUBCLASS_GRID},
                                     default_fixed={"subclassing": "kmeans"}, parallel_cv=True),
+        "llc_pc_hc": MethodSpec(id="llc_pc_hc", label="LLC-PC (HC)", input="vectors",
+                                estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
+                                default_grid={"n_subclasses": SUBCLASS_GRID},
+                                default_fixed={"subclassing": "hc"}, parallel_cv=True),
+        "llc_pc_em": MethodSpec(id="llc_pc_em", label="LLC-PC (EM)", input="vectors",
+                                estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
+                                default_grid={"n_subclasses": SUBCLASS_GRID},
+                                default_fixed={"subclassing": "em"}, parallel_cv=True),
         "twoway_gmm": MethodSpec(id="twoway_gmm", label="two-way GMM", input="vectors", posteriors=True,
                                  estimator="hlm.mixture:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
                                  default_grid=TWOWAY_GRID, parallel_cv=True, standardize_as_registry=True),

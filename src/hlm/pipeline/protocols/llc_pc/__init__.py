@@ -1,6 +1,6 @@
 """The LLC-PC paper's protocol (Chen, Lu and Boedihardjo, section 6; docs/llc-pc-spec.md section 8).
 
-Random stratified partitions of the paper's Table 1 sizes; per partition, Greedy-MPE and k-means subclasses,
+Random stratified partitions of the paper's Table 1 sizes; per partition, Greedy-MPE, k-means, HC and EM subclasses,
 the test accuracy at every total K = 1..40 and K chosen by 10-fold CV, beside the paper's Table 2.
 """
 
@@ -12,10 +12,10 @@ PROTOCOL = ProtocolSpec(
     label="LLC-PC",
     refusal="the LLC-PC protocol needs feature vectors",
     table_caption="The LLC-PC paper's protocol (Chen, Lu and Boedihardjo, Table 2): LLC-PC's best accuracy over the "
-                  "total number of subclasses and with K chosen by CV, for Greedy-MPE and k-means subclasses, "
-                  "beside that paper's numbers.",
+                  "total number of subclasses and with K chosen by CV, for Greedy-MPE, k-means, HC and EM "
+                  "subclasses, beside that paper's numbers.",
     paper_datasets=("glass", "ringnorm", "ring"),  # the paper's Table 2, those of its data sets we have
     settings=("seed", "cv_folds"),
     threads="job",
-    methods=("llc_pc_mpe", "llc_pc_kmeans"),
+    methods=("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em"),
 )

@@ -3,7 +3,7 @@
 Random stratified partitions into training and test parts of the paper's Table 1 sizes
 (Glass 128:86, Ringnorm 400:7000, both for the generated ``ringnorm`` and for DELVE's own realization
 ``ring``; 60:40 for another data set). On each training part,
-per subclassing (Greedy-MPE, k-means): one fit up to ``k_max`` subclasses gives the test
+per subclassing (Greedy-MPE, and k-means, HC and EM in each class): one fit up to ``k_max`` subclasses gives the test
 accuracy and the MPE criterion at every total K (the paper's "optimal" accuracy is the best
 K of the mean curve); the project's inner 10-fold CV chooses K, and that choice's test
 accuracy is recorded too. With k-means subclasses, as the paper's section 6.2, the share of
@@ -27,10 +27,11 @@ from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS, SUBCLASS_GRID
 from hlm.pipeline.progress import Progress
+from hlm.pipeline.protocols.llc_pc import PROTOCOL
 
 log = logging.getLogger("hlm")
 
-LLC_METHODS = ("llc_pc_mpe", "llc_pc_kmeans")
+LLC_METHODS = PROTOCOL.methods
 #: training objects per partition, the paper's Table 1 (training:test); other data sets: TRAIN_FRACTION
 TRAIN_SIZES = {"glass": 128, "ringnorm": 400, "ring": 400}  # ring: DELVE's own realization (KEEL's copy)
 TRAIN_FRACTION = 0.6
@@ -119,7 +120,7 @@ def _cv_row(index, method, X, y, train, test, ks, state, cv_folds, cv_seed, n_jo
 
 def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict, n_jobs: int = 1,
         root: str | Path = ".") -> None:
-    """LLC-PC with Greedy-MPE and k-means subclasses under the paper's protocol on one data set, to Parquet.
+    """LLC-PC with Greedy-MPE, k-means, HC and EM subclasses under the paper's protocol on one data set, to Parquet.
     ``settings``: ``seed``, ``cv_folds`` and the section's ``n_partitions``."""
     from hlm.pipeline.protocols.common import protocol_vectors, write_protocol
 
