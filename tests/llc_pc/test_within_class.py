@@ -92,3 +92,13 @@ def test_subclasses_per_class_refused_for_greedy_mpe():
     X, y = two_classes()
     with pytest.raises(ValueError, match="'kmeans', 'hc' or 'em'"):
         LLCPairwiseCoupling(subclassing="greedy_mpe", subclasses_per_class=[2, 1]).fit(X, y)
+
+
+def test_em_starts_from_near_singular_clusters():
+    # Ringnorm, 20 clusters per class of 200 objects in 20 dimensions: clusters of a few objects, whose
+    # covariances are nearly the floor, and whose inverses must still pass scikit-learn's symmetry check
+    from hlm.datasets._generated import ringnorm_delve
+
+    X, y = ringnorm_delve(400, 20, 3)
+    model = LLCPairwiseCoupling(n_subclasses=40, subclassing="em").fit(X, y)
+    assert model.subclasses_per_class_.sum() <= 40 and model.score(X, y) > 0.9

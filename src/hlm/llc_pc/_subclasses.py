@@ -386,9 +386,11 @@ class WithinClassPath(_Path):
         means = np.array([g.mean(axis=0) for g in groups])
         covariances = np.array([np.cov(g, rowvar=False, bias=True).reshape(X.shape[1], X.shape[1])
                                 + REG_COVAR * np.eye(X.shape[1]) for g in groups])
+        precisions = np.linalg.inv(covariances)
+        precisions = (precisions + precisions.transpose(0, 2, 1)) / 2  # exactly symmetric, as scikit-learn checks
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning
             gm = GaussianMixture(n_components=len(groups), covariance_type="full", reg_covar=REG_COVAR,
                                  weights_init=np.array([len(g) for g in groups]) / len(X), means_init=means,
-                                 precisions_init=np.linalg.inv(covariances))
+                                 precisions_init=precisions)
             return gm.fit(X).predict(X).astype(np.intp)
