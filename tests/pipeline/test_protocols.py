@@ -11,6 +11,7 @@ from sklearn.model_selection import train_test_split
 import oracles.protocol_reference as ref
 from hlm.datasets._prepare import load_vectors
 from hlm.datasets._registry import load_registry
+from hlm.mixture import TwoWayGMMClassifier
 from hlm.pipeline.evaluation.splits import make_splits, split_indices
 from hlm.pipeline.methods import METHODS
 from hlm.pipeline.protocols.llc_pc.run import partition, run_llc_pc
@@ -101,15 +102,15 @@ def test_llc_pc_rows_equal_direct_refits(registry):
     pd.testing.assert_frame_equal(paths.drop(columns="fit_seconds"), expected.drop(columns="fit_seconds"))
 
 
-def _twoway_frame(errors_two: dict, errors_mda: dict, cv_two, cv_mda) -> pd.DataFrame:
+def _twoway_frame(errors_two: dict, errors_mda: dict, cv_two, cv_mda, two="twoway_gmm", mda="mda") -> pd.DataFrame:
     rows = []
     for (m, L), errs in errors_two.items():
-        rows += [{"split": s, "method": "twoway_gmm", "selection": "grid", "n_components": m, "n_clusters": L,
+        rows += [{"split": s, "method": two, "selection": "grid", "n_components": m, "n_clusters": L,
                   "error": e, "n_clusters_effective": L - 1.0, "n_classes": 3} for s, e in enumerate(errs)]
     for m, errs in errors_mda.items():
-        rows += [{"split": s, "method": "mda", "selection": "grid", "n_components": m, "n_clusters": -1,
+        rows += [{"split": s, "method": mda, "selection": "grid", "n_components": m, "n_clusters": -1,
                   "error": e, "n_clusters_effective": 0.0, "n_classes": 3} for s, e in enumerate(errs)]
-    for method, errs, L in (("twoway_gmm", cv_two, 8), ("mda", cv_mda, -1)):
+    for method, errs, L in ((two, cv_two, 8), (mda, cv_mda, -1)):
         rows += [{"split": s, "method": method, "selection": "cv", "n_components": 2, "n_clusters": L, "error": e,
                   "n_clusters_effective": 0.0, "n_classes": 3} for s, e in enumerate(errs)]
     return pd.DataFrame(rows)
@@ -127,6 +128,37 @@ def test_twoway_table_from_known_numbers():
     assert "at most MDA's error in 1 of 2 rows" in md and "L = 4: 3.0, L = 8: 7.0" in md
     # five splits, two-way lower on each by distinct amounts: the exact one-sided p is 1/2^5
     assert "two-way GMM 3.00 (1.58) [modal M = 2, L = 8, 2KL = 48]" in md and "p = 0.0312 (5 splits)" in md
+
+
+def test_twoway_table_has_a_block_per_covariance():
+    diag = _twoway_frame({(1, 4): [10, 20]}, {1: [20, 20]}, cv_two=[1, 2], cv_mda=[2, 4])
+    full = _twoway_frame({(1, 4): [50, 60]}, {1: [5, 5]}, cv_two=[3, 3], cv_mda=[1, 1], two="twoway_gmm_full",
+                         mda="mda_full")
+    frame = pd.concat([diag, full], ignore_index=True)
+    md = twoway_gmm_markdown({"toy": frame}, grid_table({"toy": frame}))
+    assert "### toy\n" in md and "### toy, full covariance (Table 2.4)" in md
+    assert "| 1 (3) | **15.00 (7.07)** | 4 | 20.00 (0.00) | -5.00 |" in md
+    assert "| 1 (3) | 55.00 (7.07) | 4 | **5.00 (0.00)** | +50.00 |" in md
+    only = twoway_gmm_markdown({"toy": diag}, grid_table({"toy": diag}))
+    assert "full covariance (Table 2.4)" not in only.split("\n\n", 1)[1]
+
+
+def test_twoway_full_covariance_rows_equal_direct_refits(registry):
+    """Sonar, one split: covariance ["diag", "full"] adds Table 2.4's methods, each row the refit of its point
+    with covariance "full" (the per-class whitening of section 2.2.2)."""
+    rec = load_vectors(registry["sonar"], ROOT)
+    X, y = rec.features, rec.labels
+    frame = run_twoway_gmm(X, y, dataset="sonar", seed=5, cv_folds=3, n_splits=20, test_fraction=0.2, splits=[0],
+                           n_components=[1], n_clusters=[4], covariance=("diag", "full"))
+    assert sorted(set(frame.method)) == ["mda", "mda_full", "twoway_gmm", "twoway_gmm_full"]
+    train, test = ref.split(len(y), "sonar", 5, 0, 0.2)
+    state = ref.seed(5, "sonar", 0, "model") % 2**31
+    for r in frame[frame.method.str.endswith("_full")].itertuples():
+        params = {"n_components": 1, "random_state": state, "standardize": False, "covariance": "full",
+                  "n_clusters": 4 if r.method == "twoway_gmm_full" else None}
+        model = TwoWayGMMClassifier(**params).fit(X[train], y[train])
+        assert r.error == pytest.approx(100 * np.mean(model.predict(X[test]) != y[test]), abs=1e-12)
+    assert frame.error.notna().all() and (frame[frame.method.str.endswith("_full")].n_parameters > 0).all()
 
 
 def _llc_frame() -> pd.DataFrame:

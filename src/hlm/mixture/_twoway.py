@@ -212,7 +212,7 @@ class TwoWayGMMClassifier(JointDensityPosteriors, ClassifierMixin, FastPathMixin
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
+        tags.input_tags.allow_nan = self.covariance == "diag"  # the missing-data EM is the diagonal model's
         return tags
 
     # ------------------------------------------------------------------ fit
@@ -394,7 +394,7 @@ class TwoWayGMMClassifier(JointDensityPosteriors, ClassifierMixin, FastPathMixin
     def _transform(self, X, what: str) -> np.ndarray:
         X = fitted_vectors(self, X, "params_", what, allow_nan=True)
         if self.covariance == "full" and np.isnan(X).any():
-            raise DataError(f"{what} has missing values; covariance='full' has no missing-data rule (use 'diag')")
+            raise DataError(f"{what} has missing values (NaN); covariance='full' has no missing-data rule (use 'diag')")
         return (X - self.feature_mean_) / self.feature_scale_ - self.shift_
 
     def _class_data(self, Xt: np.ndarray, k: int) -> ClassData:
@@ -495,7 +495,7 @@ def _check_missing(missing: np.ndarray, y_idx: np.ndarray, classes: np.ndarray, 
     if not missing.any():
         return
     if covariance == "full":
-        raise DataError("fit: X has missing values; covariance='full' has no missing-data EM (use 'diag')")
+        raise DataError("fit: X has missing values (NaN); covariance='full' has no missing-data EM (use 'diag')")
     rows = np.flatnonzero(missing.all(axis=1))
     if rows.size:
         raise DataError(f"fit: {rows.size} row(s) of X have every value missing, first row {rows[0]}")

@@ -28,6 +28,8 @@ from hlm.pipeline.progress import Progress
 
 log = logging.getLogger("hlm")
 
+#: the two methods of the grid per covariance: (two-way GMM, MDA without variable clustering)
+METHODS_BY_COVARIANCE = {"diag": ("twoway_gmm", "mda"), "full": ("twoway_gmm_full", "mda_full")}
 COLUMNS = ["split", "method", "selection", "n_components", "n_clusters", "error", "fit_seconds", "n_iter",
            "converged", "n_parameters", "n_clusters_effective", "n_train", "n_classes"]
 
@@ -40,15 +42,21 @@ def cluster_grid(n_clusters, p: int) -> list[int]:
 def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_folds: int, n_splits: int,
                    test_fraction: float, n_components=TWOWAY_COMPONENTS_GRID,
                    n_clusters=TWOWAY_CLUSTERS_GRID, standardize: bool = False,
-                   splits: list[int] | None = None, n_jobs: int = 1) -> pd.DataFrame:
+                   covariance=("diag",), splits: list[int] | None = None, n_jobs: int = 1) -> pd.DataFrame:
     """Rows (split, method, selection, n_components, n_clusters, error, ...) of the grid and the CV choice.
 
     ``X``: the feature vectors as read (NaN allowed: the missing-data EM); ``standardize``: z-score the
     features inside the estimator (data sets in mixed units); ``splits``: run only these (tests).
     ``n_components`` (per class; the chapter's M is this times the class count) and ``n_clusters`` (L;
     those below the dimension are used) are the table's rows and columns. ``n_clusters`` of MDA rows is -1.
+    ``covariance``: "diag" (Tables 2.1-2.3: twoway_gmm, mda) and/or "full" (Table 2.4, after the per-class
+    whitening of section 2.2.2: twoway_gmm_full, mda_full).
     """
     y = np.asarray(y)
+    if "full" in covariance and np.isnan(X).any():
+        log.info("%s: missing values, so no full-covariance rows (the missing-data EM is the diagonal model's)",
+                 dataset)
+        covariance = [c for c in covariance if c != "full"]
     Ls = cluster_grid(n_clusters, X.shape[1])
     Ms = [int(m) for m in n_components]
     table = make_splits(len(y), dataset=dataset, n_splits=n_splits, test_fraction=test_fraction, seed=seed)
@@ -58,8 +66,10 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
     for done, split in enumerate(todo, 1):
         train, test = split_indices(table, split)
         fixed = {"standardize": standardize, "random_state": derive_seed(seed, dataset, split, "model") % 2**31}
-        for method, grid in (("twoway_gmm", [{"n_components": m, "n_clusters": L} for m in Ms for L in Ls]),
-                             ("mda", [{"n_components": m} for m in Ms])):
+        pairs = [METHODS_BY_COVARIANCE[c] for c in covariance]
+        for method, grid in [(method, grid) for two, mda in pairs
+                             for method, grid in ((two, [{"n_components": m, "n_clusters": L} for m in Ms for L in Ls]),
+                                                  (mda, [{"n_components": m} for m in Ms]))]:
             for point in grid:
                 rows.append(_fit_row(split, method, "grid", {**fixed, **point}, X, y, train, test))
             folds = make_folds(y[train], cv_folds, derive_seed(seed, dataset, split, "cv"))
@@ -107,7 +117,7 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
     seed, cv_folds, n_splits, test_fraction = (settings[k] for k in ("seed", "cv_folds", "n_splits",
                                                                        "test_fraction"))
     spec, records = protocol_vectors("two-way GMM protocol", dataset, entry, root)
-    grids = {k: settings[k] for k in ("n_components", "n_clusters") if k in settings}
+    grids = {k: settings[k] for k in ("n_components", "n_clusters", "covariance") if k in settings}
     frame = run_twoway_gmm(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds,
                            n_splits=n_splits, test_fraction=test_fraction, standardize=bool(spec.standardize),
                            n_jobs=n_jobs, **grids)

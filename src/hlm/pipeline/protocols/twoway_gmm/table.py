@@ -36,16 +36,28 @@ def _cell(mean: float, sd: float, bold: bool) -> str:
     return f"**{text}**" if bold else text
 
 
-def dataset_block(dataset: str, frame: pd.DataFrame, table: pd.DataFrame) -> str:
+#: the grid's blocks: (two-way method, its MDA, the heading's suffix), diagonal (Tables 2.1-2.3) and full (2.4)
+BLOCKS = (("twoway_gmm", "mda", ""), ("twoway_gmm_full", "mda_full", ", full covariance (Table 2.4)"))
+
+
+def dataset_blocks(dataset: str, frame: pd.DataFrame, table: pd.DataFrame) -> str:
+    """The data set's blocks, one per covariance in its rows."""
+    methods = set(frame.method)
+    return "\n".join(dataset_block(dataset, frame, table, two, mda, suffix)
+                     for two, mda, suffix in BLOCKS if two in methods)
+
+
+def dataset_block(dataset: str, frame: pd.DataFrame, table: pd.DataFrame, two_method: str = "twoway_gmm",
+                  mda_method: str = "mda", suffix: str = "") -> str:
     """One data set: rows M per class, columns the L values, best L, MDA and diff (best - MDA, Table 2.2)."""
     t = table[table.dataset == dataset]
-    two = t[t.method == "twoway_gmm"].pivot(index="n_components", columns="n_clusters", values="error")
-    two_sd = t[t.method == "twoway_gmm"].pivot(index="n_components", columns="n_clusters", values="error_sd")
-    mda = t[t.method == "mda"].set_index("n_components")
+    two = t[t.method == two_method].pivot(index="n_components", columns="n_clusters", values="error")
+    two_sd = t[t.method == two_method].pivot(index="n_components", columns="n_clusters", values="error_sd")
+    mda = t[t.method == mda_method].set_index("n_components")
     n_classes = int(frame["n_classes"].iloc[0])
     Ls = [int(L) for L in two.columns]
     head = ["M per class (total)", *(f"L={L}" for L in Ls), "best L", "MDA (n.v.c.)", "diff"]
-    lines = [f"### {dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [f"### {dataset}{suffix}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     wins = n_rows = 0
     for m in sorted(set(two.index) | set(mda.index)):
         row = two.loc[m] if m in two.index else pd.Series(dtype=float)
@@ -64,21 +76,21 @@ def dataset_block(dataset: str, frame: pd.DataFrame, table: pd.DataFrame) -> str
         lines.append(f"| {m} ({m * n_classes}) | " + " | ".join(cells)
                      + f" | {best_L} | {_cell(mda_err, mda_sd, mda_err == row_min)} | "
                      + (f"{diff:+.2f}" if np.isfinite(diff) else "n/a") + " |")
-    used = t[t.method == "twoway_gmm"].groupby("n_clusters")["clusters_used"].mean()
+    used = t[t.method == two_method].groupby("n_clusters")["clusters_used"].mean()
     lines += ["", f"Two-way GMM at its best L at most MDA's error in {wins} of {n_rows} rows. Variable clusters "
               "holding a variable, per class (mean over the rows and splits; the random start can leave some "
               "empty): " + ", ".join(f"L = {L}: {used[L]:.1f}" for L in Ls if L in used.index) + ".", ""]
-    lines.append(_cv_line(frame, n_classes))
+    lines.append(_cv_line(frame, n_classes, two_method, mda_method))
     return "\n".join(lines) + "\n"
 
 
-def _cv_line(frame: pd.DataFrame, n_classes: int) -> str:
+def _cv_line(frame: pd.DataFrame, n_classes: int, two_method: str = "twoway_gmm", mda_method: str = "mda") -> str:
     """The CV-chosen two-way GMM and MDA: mean error (sd), the modal choice, and the one-sided Wilcoxon
     signed-rank p-value of 'two-way < MDA' over the splits."""
     cv = frame[frame.selection == "cv"]
     parts = []
     paired = {}
-    for method, label in (("twoway_gmm", "two-way GMM"), ("mda", "MDA")):
+    for method, label in ((two_method, "two-way GMM"), (mda_method, "MDA")):
         g = cv[cv.method == method].sort_values("split")
         if g.empty:
             continue
@@ -88,7 +100,7 @@ def _cv_line(frame: pd.DataFrame, n_classes: int) -> str:
         parts.append(f"{label} {g.error.mean():.2f} ({g.error.std(ddof=1):.2f}) [modal {choice}]")
     text = "Chosen by 10-fold CV on each training part: " + "; ".join(parts)
     if len(paired) == 2:
-        a, b = paired["twoway_gmm"].align(paired["mda"], join="inner")
+        a, b = paired[two_method].align(paired[mda_method], join="inner")
         diff = (a - b).to_numpy()
         if np.any(diff != 0):
             p = wilcoxon(a, b, alternative="less", zero_method="wilcox").pvalue
@@ -103,9 +115,10 @@ def twoway_gmm_markdown(frames: dict, table: pd.DataFrame) -> str:
                "clusters per class) at every (components per class M, variable clusters L), and of MDA without "
                "variable clustering (MDA-n.v.c.) at the same M; bold: the row's minimum; diff = best two-way - MDA "
                "(Qiao, *Mixture Modeling for Complex and Large-Scale Data with Applications*, chapter 2, Tables "
-               "2.1-2.3). Every grid point is tested, as the chapter's tables are, so 'best L' picks on the test "
-               "errors; the CV-chosen line under each block does not.")
-    return "\n".join([caption, "", *(dataset_block(d, f, table) for d, f in frames.items())])
+               "2.1-2.3; with full covariance, after the per-class whitening of section 2.2.2, Table 2.4). Every "
+               "grid point is tested, as the chapter's tables are, so 'best L' picks on the test errors; the "
+               "CV-chosen line under each block does not.")
+    return "\n".join([caption, "", *(dataset_blocks(d, f, table) for d, f in frames.items())])
 
 
 def table(inputs: list[str], *, csv_out: str, md_out: str) -> None:
