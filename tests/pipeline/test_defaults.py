@@ -216,9 +216,6 @@ EXPECTED_GRIDS = {
     "llc_pc_em": {"n_subclasses": list(range(1, 41))},
     "twoway_gmm": [{"n_components": [m], "n_clusters": [4, 8, 12, 16, 24, 36, 48, 56]} for m in [1, 2, 4, 6, 8, 10]],
     "mda": {"n_components": [1, 2, 4, 6, 8, 10]},
-    "twoway_gmm_full": [{"n_components": [m], "n_clusters": [4, 8, 12, 16, 24, 36, 48, 56]}
-                        for m in [1, 2, 4, 6, 8, 10]],
-    "mda_full": {"n_components": [1, 2, 4, 6, 8, 10]},
     "gmm_mpca": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
     "gmm_mpca_mean": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
     "gmm_mpca_sep": {"n_components": [1, 3, 5], "n_dims": [1, 2, 4, 8]},
@@ -251,8 +248,6 @@ EXPECTED_FIXED = {
     "llc_pc_em": {"subclassing": "em", "C": 100.0, "combination": "voting"},
     "twoway_gmm": {"covariance": "diag", "clustering": "class", "init": "random"},
     "mda": {"n_clusters": None, "covariance": "diag"},
-    "twoway_gmm_full": {"covariance": "full", "clustering": "class", "init": "random"},
-    "mda_full": {"n_clusters": None, "covariance": "full"},
     "gmm_mpca": {"subspace": "mpca", "covariance": "full", "gamma": 60, "n_bandwidths": 20},
     "gmm_mpca_mean": {"subspace": "mpca_mean", "covariance": "full", "gamma": 60},
     "gmm_mpca_sep": {"subspace": "sep", "covariance": "full"},

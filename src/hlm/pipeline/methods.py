@@ -325,17 +325,6 @@ METHODS.update(
                           estimator="hlm.mixture:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
                           default_grid={"n_components": TWOWAY_COMPONENTS_GRID},
                           default_fixed={"n_clusters": None}, parallel_cv=True, standardize_as_registry=True),
-        # section 2.2.2 (Table 2.4): the same models after a per-class whitening, eq. (2.5)
-        "twoway_gmm_full": MethodSpec(id="twoway_gmm_full", label="two-way GMM (full cov.)", input="vectors",
-                                      posteriors=True, estimator="hlm.mixture:TwoWayGMMClassifier",
-                                      not_run=_SIMILARITY_ONLY, default_grid=TWOWAY_GRID,
-                                      default_fixed={"covariance": "full"}, parallel_cv=True,
-                                      standardize_as_registry=True),
-        "mda_full": MethodSpec(id="mda_full", label="MDA (n.v.c., full cov.)", input="vectors", posteriors=True,
-                               estimator="hlm.mixture:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
-                               default_grid={"n_components": TWOWAY_COMPONENTS_GRID},
-                               default_fixed={"n_clusters": None, "covariance": "full"}, parallel_cv=True,
-                               standardize_as_registry=True),
     }
 )
 

@@ -18,5 +18,5 @@ PROTOCOL = ProtocolSpec(
     paper_datasets=("sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"),
     settings=("seed", "cv_folds", "n_splits", "test_fraction"),
     threads="job",
-    methods=("twoway_gmm", "mda", "twoway_gmm_full", "mda_full"),
+    methods=("twoway_gmm", "mda"),  # and their full-covariance variants (run.VARIANTS)
 )

@@ -30,6 +30,14 @@ log = logging.getLogger("hlm")
 
 #: the two methods of the grid per covariance: (two-way GMM, MDA without variable clustering)
 METHODS_BY_COVARIANCE = {"diag": ("twoway_gmm", "mda"), "full": ("twoway_gmm_full", "mda_full")}
+#: the full-covariance rows' methods (section 2.2.2, Table 2.4): the diagonal ones after a per-class whitening
+VARIANTS = {"twoway_gmm_full": ("twoway_gmm", {"covariance": "full"}), "mda_full": ("mda", {"covariance": "full"})}
+
+
+def make(method: str, params: dict):
+    """The estimator of a row's method (a variant: its base method with the variant's parameters)."""
+    base, extra = VARIANTS.get(method, (method, {}))
+    return METHODS[base].make({**params, **extra})
 COLUMNS = ["split", "method", "selection", "n_components", "n_clusters", "error", "fit_seconds", "n_iter",
            "converged", "n_parameters", "n_clusters_effective", "n_train", "n_classes"]
 
@@ -73,7 +81,7 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
             for point in grid:
                 rows.append(_fit_row(split, method, "grid", {**fixed, **point}, X, y, train, test))
             folds = make_folds(y[train], cv_folds, derive_seed(seed, dataset, split, "cv"))
-            estimator = METHODS[method].make(fixed)
+            estimator = make(method, fixed)
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the CV's fits' warnings, as in the evaluation stage
@@ -95,7 +103,7 @@ def _fit_row(split: int, method: str, selection: str, params: dict, X, y, train,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning at max_iter: recorded as converged False
-            model = METHODS[method].make(params).fit(X[train], y[train])
+            model = make(method, params).fit(X[train], y[train])
     except HLMError:
         return {**row, "error": float("nan"), "fit_seconds": time.perf_counter() - t0, "n_iter": 0,
                 "converged": False, "n_parameters": 0, "n_clusters_effective": 0.0}
