@@ -186,3 +186,21 @@ def test_llc_pc_table_from_known_numbers():
     md = llc_pc_markdown(table.reset_index(), frames, PAPER_LLC_PC, LLC_PC_SOURCE)
     assert "| glass | 70.27 (18) | 71.00 ± 1.41 (7) | 67.00 ± 2.83 (7.5) | 67.86 (30) | 55.00 ± 7.07 (6) |" in md
     assert "| glass | 99.00% | 99.00% | 99.00% | 1.0000 ± 0.0000 | 0.9800 ± 0.0000 |" in md
+
+
+def test_llc_pc_curves_are_the_path_rows_means(tmp_path):
+    """Figures 7 and 9: per (method, K) the mean accuracy over the partitions, its SE and the mean MPE."""
+    from hlm.pipeline.protocols.llc_pc.figure import plot_llc_pc_curves
+
+    rows = [{"partition": p, "method": m, "selection": "path", "n_subclasses": k, "accuracy": acc, "mpe": q}
+            for m, table in (("llc_pc_mpe", {2: ([70, 80], [4.0, 2.0]), 3: ([90, 90], [1.0, 1.0])}),
+                             ("llc_pc_hc", {2: ([60, 66], [5.0, 5.0])}))
+            for k, (accs, qs) in table.items() for p, (acc, q) in enumerate(zip(accs, qs))]
+    rows.append({"partition": 0, "method": "llc_pc_mpe", "selection": "cv", "n_subclasses": 3, "accuracy": 0.0,
+                 "mpe": 99.0})
+    drawn = plot_llc_pc_curves(pd.DataFrame(rows), tmp_path / "f.png", dataset="toy").set_index(["method",
+                                                                                                  "n_subclasses"])
+    assert drawn.loc[("llc_pc_mpe", 2)].tolist() == [75.0, pytest.approx(5.0), 3.0]
+    assert drawn.loc[("llc_pc_mpe", 3)].tolist() == [90.0, 0.0, 1.0]
+    assert drawn.loc[("llc_pc_hc", 2)].tolist() == [63.0, pytest.approx(3.0), 5.0]
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -209,6 +209,7 @@ def test_end_to_end_outputs(tiny_run):
         assert rows[rows.selection == "path"].n_subclasses.tolist() == list(range(6, 41))
         assert (rows.selection == "cv").sum() == 1 and rows.accuracy.between(40, 90).all()
     assert "| glass | 70.27 (18) | " in (project / "results/tables/llc_pc.md").read_text()
+    assert (project / "results/figures/llc_pc_glass.png").stat().st_size > 0  # Figures 7 and 9
     # the two-way GMM's grid on Sonar with 5% of its values missing (no distance matrix): 3 splits
     grid = pd.read_parquet(project / "results/twoway_gmm/sonar_mcar5.parquet")
     assert len(grid) == 3 * (2 * 2 + 2 + 2) and grid.error.between(0, 50).all()

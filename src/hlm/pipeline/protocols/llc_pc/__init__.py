@@ -16,6 +16,7 @@ PROTOCOL = ProtocolSpec(
                   "subclasses, beside that paper's numbers.",
     paper_datasets=("glass", "ringnorm", "ring"),  # the paper's Table 2, those of its data sets we have
     settings=("seed", "cv_folds"),
+    figure=True,  # Figures 7 and 9; its caption: figure.rst
     threads="job",
     methods=("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em"),
 )

@@ -123,6 +123,7 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
     """LLC-PC with Greedy-MPE, k-means, HC and EM subclasses under the paper's protocol on one data set, to Parquet.
     ``settings``: ``seed``, ``cv_folds`` and the section's ``n_partitions``."""
     from hlm.pipeline.protocols.common import protocol_vectors, write_protocol
+    from hlm.pipeline.protocols.llc_pc.figure import plot_llc_pc_curves
 
     seed, cv_folds, n_partitions = settings["seed"], settings["cv_folds"], settings["n_partitions"]
     _, records = protocol_vectors("LLC-PC protocol", dataset, entry, root)
@@ -130,6 +131,7 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
                        n_partitions=n_partitions, n_jobs=n_jobs)
     write_protocol(frame, outputs["runs"], {"dataset": dataset, "seed": seed, "n_partitions": n_partitions,
                                             "cv_folds": cv_folds}, tags)
+    plot_llc_pc_curves(frame, outputs["figure"], dataset=dataset)
     for method, g in frame.groupby("method", sort=False):
         curve = g[g.selection == "path"].groupby("n_subclasses").accuracy.mean()
         cv = g[g.selection == "cv"]
