@@ -323,3 +323,30 @@ def test_learner_settings_are_the_values_the_learner_uses():
                                                        "estimate": own.estimate}
     assert learner_settings("scheme_i") == {"n_init": own.n_init}
     assert learner_settings("retrain", {"n_init": 3}) == {"n_init": 3, "step": Retrain().step}
+
+
+def test_incremental_claims_from_known_curves():
+    """The paper's claims (section 5.5) computed on hand-made curves: two splits, three rounds."""
+    import pandas as pd
+
+    from hlm.pipeline.incremental.claims import claims_markdown, claims_table
+
+    def frame(errors, seconds):  # errors per round (the two splits the same), seconds per round
+        return pd.DataFrame({"split": np.repeat([0, 1], 3), "round": np.tile([1, 2, 3], 2),
+                             "error_rate": np.tile(errors, 2), "round_seconds": np.tile(seconds, 2)})
+
+    runs = {("scheme_i", "voting"): frame([10.0, 8.0, 7.0], [0.01, 0.01, 0.02]),
+            ("scheme_ii", "voting"): frame([12.0, 9.0, 8.0], [0.1, 0.1, 0.1]),
+            ("retrain", "voting"): frame([11.0, 10.0, 8.5], [0.5, 0.5, 1.0])}
+    table = claims_table(runs, ["voting", "absent"]).set_index("claim")
+    assert len(table) == 7 and set(table.dataset) == {"voting"}
+    row = lambda n: table.loc[[c for c in table.index if c.startswith(f"{n}.")][0]]  # noqa: E731
+    assert row(1).agrees and row(1).ours == "I 0.040 s, II 0.300 s, Retrain 2.000 s"
+    assert row(2).ours == "I / Retrain 0.020, II / Retrain 0.150"
+    assert row(3).ours == "II − Retrain -0.50 points" and row(3).agrees
+    assert row(4).ours == "Scheme I lowest in 3 of 3 rounds" and row(4).agrees
+    assert row(5).ours == "II below Retrain in 2 of 3 rounds" and row(5).agrees
+    assert row(6).agrees
+    # the last round against the first: I -3, II -4, Retrain -2.5, all more than 2 points better
+    assert row(7).ours == "I -3.00, II -4.00, Retrain -2.50 points" and not row(7).agrees
+    assert "6 of 7 agree." in claims_markdown(claims_table(runs, ["voting"]))

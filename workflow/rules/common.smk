@@ -447,6 +447,7 @@ def final_outputs():
         *(f"results/tables/{t}.{ext}" for t in ("log_loss", "brier") for ext in ("csv", "md")),
         *(f"results/figures/reliability_{d}.png" for d in DATASETS if probability_methods(d)),
         *(["results/tables/incremental_time.csv", "results/tables/incremental_time.md",
+           "results/tables/incremental_claims.md",
            *expand("results/figures/incremental_{dataset}.png", dataset=INCREMENTAL_DATASETS)]
           if INCREMENTAL_DATASETS else []),
         *(f"results/tables/{p}.{ext}" for p, names in PROTOCOL_DATASETS.items() if names for ext in ("csv", "md")),

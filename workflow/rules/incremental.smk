@@ -48,6 +48,11 @@ rule incremental_report:
             category="Incremental learning",
         ),
         md="results/tables/incremental_time.md",
+        claims=report(
+            "results/tables/incremental_claims.md",
+            caption="../report/incremental_claims.rst",
+            category="Incremental learning",
+        ),
     params:
         datasets=INCREMENTAL_DATASETS,
         schemes=INCREMENTAL_SCHEMES,

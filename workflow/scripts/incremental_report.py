@@ -14,6 +14,7 @@ run(
         figure_dir=str(Path(sm.output.figures[0]).parent),
         csv_out=sm.output.csv,
         md_out=sm.output.md,
+        claims_out=sm.output.claims,
     ),
     sm.log[0],
 )
