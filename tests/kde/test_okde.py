@@ -201,6 +201,35 @@ def test_compression_hysteresis():
     assert sum(c == 0 for c, _ in full.after_) == 1 + (32 - 7) // 2  # M: 7 -> 2, then 3, 4 -> 2, ...
 
 
+def test_protocol_components_path_is_the_stream_of_partial_fits():
+    """The odKDE protocol's complexity over time: after the start and after each row, the mean components per
+    class, as a model fed the same rows one partial_fit at a time has them."""
+    from hlm.pipeline.protocols.online_kde.run import run_online_kde
+
+    rng = np.random.default_rng(4)
+    X, y = _blobs(rng, [(0, 0), (2.5, 1)], 30)
+    path = []
+    a = ODKDEClassifier(n_init=10, standardize=False)._fit(X, y, on_update=lambda m: path.append(m.n_components_))
+    first = np.zeros(len(y), dtype=bool)
+    for c in (0, 1):
+        first[np.flatnonzero(y == c)[:10]] = True
+    b = ODKDEClassifier(standardize=False).partial_fit(X[first], y[first], classes=[0, 1])
+    want = [b.n_components_.copy()]
+    for i in np.flatnonzero(~first):
+        want.append(b.partial_fit(X[i:i + 1], y[i:i + 1]).n_components_.copy())
+    np.testing.assert_array_equal(np.array(path), np.array(want))
+    assert len(path) == 60 - 20 + 1 and (path[-1] == a.n_components_).all()
+    rows = run_online_kde(X, y, dataset="toy", seed=1, cv_folds=3, methods=("odkde", "kde_cv"), orderings=[0])
+    online = rows[rows.method == "odkde"]
+    for r in online.itertuples():
+        added = len(r.components_path) - 1
+        assert added == 45 - 20 and r.components_path[-1] == r.components_per_class
+        # the accuracy at 0 (the start), log-spaced counts, and the end, where it is the row's
+        assert r.checkpoints[0] == 0 and r.checkpoints[-1] == added and np.all(np.diff(r.checkpoints) > 0)
+        assert len(r.accuracy_path) == len(r.checkpoints) and r.accuracy_path[-1] == r.accuracy
+    assert rows[rows.method == "kde_cv"][["components_path", "checkpoints", "accuracy_path"]].isna().all().all()
+
+
 def test_fit_is_initial_batches_then_one_partial_fit_per_row():
     rng = np.random.default_rng(3)
     X, y = _blobs(rng, [(0, 0), (2.5, 1)], 30)
@@ -882,11 +911,22 @@ def test_paper_protocol_in_parts_gathers_the_rows_of_one_job(tmp_path):
     for part in reversed(PARTS):  # any order of the parts' files
         paths.append(tmp_path / f"{part}.parquet")
         run_online_kde(X, y, dataset="toy", seed=3, cv_folds=3, **_part_scope(part)).to_parquet(paths[-1])
-    gather(dataset="toy", parts=[str(p) for p in paths], outputs={"runs": str(tmp_path / "toy.parquet")},
+    gather(dataset="toy", parts=[str(p) for p in paths], outputs={"runs": str(tmp_path / "toy.parquet"),
+                                                                  "figure": str(tmp_path / "toy.png")},
            settings={"seed": 3, "cv_folds": 3}, tags={})
     gathered = pd.read_parquet(tmp_path / "toy.parquet")
     same = [c for c in whole.columns if c != "fit_seconds"]
     pd.testing.assert_frame_equal(gathered[same], whole[same])
+    # the figure's curves: per learner, the mean over its 12 runs of the components after each object
+    from hlm.pipeline.protocols.online_kde.figure import plot_complexity
+
+    drawn = plot_complexity(gathered, tmp_path / "again.png", dataset="toy")
+    runs = whole[whole.method == "okde"]
+    n = min(len(p) for p in runs.components_path)
+    curve = np.mean([p[:n] for p in runs.components_path], axis=0)
+    np.testing.assert_allclose(drawn["okde"]["components"], curve, rtol=1e-15)
+    assert drawn["okde"]["saturation"] == int(np.flatnonzero(curve >= 0.9 * curve[-1])[0])
+    assert set(drawn) == {"odkde", "odkde_means", "okde"} and (tmp_path / "toy.png").stat().st_size > 0
 
 
 def test_online_kde_table_sets_our_means_next_to_the_papers():

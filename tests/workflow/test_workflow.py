@@ -203,6 +203,7 @@ def test_end_to_end_outputs(tiny_run):
     assert len(online) == 4 * (3 * 3 + 2) and online.accuracy.between(80, 100).all()  # odKDE, its means variant, oKDE
     assert "| odKDE | " in (md := (project / "results/tables/online_kde.md").read_text()) and "paper 97 [6.5]" in md
     assert "| odKDE (cost at the means) | " in md
+    assert (project / "results/figures/online_kde_iris.png").stat().st_size > 0  # the components over time
     # the LLC-PC paper's protocol on one Glass partition: K = 6..40 on the path, and the CV's K, per method
     llc = pd.read_parquet(project / "results/llc_pc/glass.parquet")
     for method in ("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em"):

@@ -82,6 +82,11 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         self
             The fitted classifier.
         """
+        return self._fit(X, y)
+
+    def _fit(self, X, y, on_update=None):
+        """``fit``, calling ``on_update(self)`` after the initialisation and after each row added (the odKDE
+        protocol records the components over time with it)."""
         self._validate_params()
         X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")
@@ -92,8 +97,12 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         for c in range(len(self.classes_)):
             first[np.flatnonzero(y_idx == c)[: self.n_init]] = True
         self._initialise(Xs[first], y_idx[first])
+        if on_update is not None:
+            on_update(self)
         for i in np.flatnonzero(~first):
             self._add_one(Xs[i], int(y_idx[i]))
+            if on_update is not None:
+                on_update(self)
         return self
 
     def partial_fit(self, X, y, classes=None):

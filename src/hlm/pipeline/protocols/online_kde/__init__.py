@@ -30,4 +30,5 @@ PROTOCOL = ProtocolSpec(
     settings=("seed", "cv_folds"),
     methods=("okde", "odkde", "kde_cv", "svm_vector_rbf"),
     parts=PARTS,
+    figure=True,  # the components over time; its caption: figure.rst
 )

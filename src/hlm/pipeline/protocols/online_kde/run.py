@@ -33,6 +33,8 @@ log = logging.getLogger("hlm")
 #: protocol-only variants: id -> (method, its fixed hyper-parameters)
 ONLINE_VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"})}
 N_INIT = 10
+#: test accuracies recorded along an online run (log-spaced numbers of objects learnt)
+N_CHECKPOINTS = 12
 
 
 def check_protocol_data(y: np.ndarray, dataset: str, n_folds: int = N_FOLDS, n_init: int = N_INIT) -> None:
@@ -52,7 +54,9 @@ def check_protocol_data(y: np.ndarray, dataset: str, n_folds: int = N_FOLDS, n_i
 def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_folds: int,
                    methods=(*ONLINE_METHODS, *BATCH_METHODS), n_folds: int = N_FOLDS, n_orderings: int = N_ORDERINGS,
                    folds: list[int] | None = None, orderings: list[int] | None = None) -> pd.DataFrame:
-    """Rows (fold, ordering, method, accuracy, components_per_class, fit_seconds, n_train); accuracy in %.
+    """Rows (fold, ordering, method, accuracy, components_per_class, fit_seconds, n_train, components_path);
+    accuracy in %; ``components_path`` (online learners only): the mean components per class after the start and
+    after each object learnt, the paper's complexity over time.
     ``X``: the feature vectors as read (each method standardises with its training part).
 
     ``cv_folds``: the folds of the SVM's parameter CV (the config's); ``folds`` and ``orderings``: run only
@@ -75,17 +79,47 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
                         train)
                     t0 = time.perf_counter()
                     base, fixed = ONLINE_VARIANTS.get(method, (method, {}))
-                    model = METHODS[base].make({"n_init": N_INIT, **fixed}).fit(X[order], y[order])
-                    rows.append(_row(fold, ordering, method, model, X[test], y[test], time.perf_counter() - t0,
-                                     float(np.mean(model.n_components_)), len(train)))
+                    n_added = len(order) - int(np.minimum(np.unique(y[order], return_counts=True)[1], N_INIT).sum())
+                    over_time = _OverTime(X[test], y[test], n_added)
+                    model = METHODS[base].make({"n_init": N_INIT, **fixed})._fit(X[order], y[order],
+                                                                                  on_update=over_time)
+                    seconds = time.perf_counter() - t0  # with the checkpoints' predictions
+                    rows.append({**_row(fold, ordering, method, model, X[test], y[test], seconds,
+                                        float(np.mean(model.n_components_)), len(train)), **over_time.columns()})
             else:
                 t0 = time.perf_counter()
                 model = _batch_fit(method, X[train], y[train], seed, dataset, fold, cv_folds)
-                rows.append(_row(fold, -1, method, model, X[test], y[test], time.perf_counter() - t0,
-                                 _batch_components(model, y[train]), len(train)))
+                rows.append({**_row(fold, -1, method, model, X[test], y[test], time.perf_counter() - t0,
+                                    _batch_components(model, y[train]), len(train)),
+                             **dict.fromkeys(_OverTime.COLUMNS)})
         done += 1
         log.info("%s: fold %d done; %s", dataset, fold, progress(done))
     return pd.DataFrame(rows)
+
+
+class _OverTime:
+    """An online run's course (the paper's section 4: complexity "reached the upper bound ... relatively early",
+    while accuracy "further increased"): the mean components per class after the start and after each object,
+    and the test accuracy at ``N_CHECKPOINTS`` log-spaced numbers of objects learnt (0 = after the start)."""
+
+    COLUMNS = ("components_path", "checkpoints", "accuracy_path")
+
+    def __init__(self, X_test, y_test, n_added: int):
+        self.X_test, self.y_test = X_test, y_test
+        self.components: list[float] = []
+        self.checkpoints = np.unique(np.r_[0, np.rint(np.geomspace(1, max(n_added, 1), N_CHECKPOINTS))]
+                                     ).astype(np.int64)[: None if n_added else 1]
+        self.accuracy: list[float] = []
+
+    def __call__(self, model) -> None:
+        learnt = len(self.components)  # objects added so far (0: the start)
+        self.components.append(float(model.n_components_.mean()))
+        if learnt in self.checkpoints:
+            self.accuracy.append(100.0 * float(np.mean(model.predict(self.X_test) == self.y_test)))
+
+    def columns(self) -> dict:
+        return {"components_path": np.asarray(self.components), "checkpoints": self.checkpoints,
+                "accuracy_path": np.asarray(self.accuracy)}
 
 
 def _batch_fit(method: str, X, y, seed: int, dataset: str, fold: int, cv_folds: int):
@@ -145,7 +179,7 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
                            **(_part_scope(part) if part else {}))
     write_protocol(frame, outputs["runs"], _metadata(dataset, settings, part), tags)
     if part is None:
-        _log_summary(dataset, frame)
+        _finish(dataset, frame, outputs)
 
 
 def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tags: dict) -> None:
@@ -154,7 +188,7 @@ def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tag
 
     frame = _in_run_order(pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True))
     write_protocol(frame, outputs["runs"], _metadata(dataset, settings, None), tags)
-    _log_summary(dataset, frame)
+    _finish(dataset, frame, outputs)
 
 
 def _metadata(dataset: str, settings: dict, part: str | None) -> dict:
@@ -162,7 +196,11 @@ def _metadata(dataset: str, settings: dict, part: str | None) -> dict:
             "n_init": N_INIT, "cv_folds": settings["cv_folds"], **({"part": part} if part else {})}
 
 
-def _log_summary(dataset: str, frame: pd.DataFrame) -> None:
+def _finish(dataset: str, frame: pd.DataFrame, outputs: dict) -> None:
+    """The whole run's figure (complexity over time) and its summary lines."""
+    from hlm.pipeline.protocols.online_kde.figure import plot_complexity
+
+    plot_complexity(frame, outputs["figure"], dataset=dataset)
     for method, g in frame.groupby("method", sort=False):
         log.info("%s/%s: accuracy %.2f%% (sd %.2f), %.1f components per class, %.2f s per fit", dataset, method,
                  g.accuracy.mean(), g.accuracy.std(ddof=1), g.components_per_class.mean(), g.fit_seconds.mean())

@@ -1,0 +1,64 @@
+"""results/figures/online_kde_{dataset}.png: the odKDE paper's observation (section 4) that its models "reached
+the upper bound on their complexity relatively early on during learning ... while their classification
+performance further increased": per online learner, the mean components per class against the objects learnt,
+and the test accuracy at the recorded checkpoints, each the mean over the folds and orderings."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from hlm.datasets._artifacts import atomic_path
+
+LABELS = {"odkde": "odKDE", "odkde_means": "odKDE (cost at the means)", "okde": "oKDE"}
+#: a curve has saturated where it first reaches this share of its final value
+SATURATED = 0.9
+
+
+def course(frame: pd.DataFrame) -> dict[str, dict]:
+    """{online learner: {"components": mean components per class after the start and after each object,
+    "checkpoints": objects learnt, "accuracy": mean test accuracy there, "saturation": the first number of objects
+    learnt where the components reach ``SATURATED`` of their final value}}, over the learner's runs. Runs of
+    unequal length (folds differ by an object) are cut to the shortest; their checkpoints are the shortest run's."""
+    out = {}
+    for method, g in frame[frame.components_path.notna()].groupby("method", sort=False):
+        paths = [np.asarray(p, dtype=np.float64) for p in g.components_path]
+        n = min(len(p) for p in paths)
+        components = np.mean([p[:n] for p in paths], axis=0)
+        shortest = int(np.argmin([len(c) for c in g.checkpoints]))
+        checkpoints = np.asarray(g.checkpoints.iloc[shortest])
+        k = len(checkpoints)
+        accuracy = np.mean([np.asarray(a)[:k] for a in g.accuracy_path], axis=0)
+        saturation = int(np.argmax(components >= SATURATED * components[-1]))
+        out[method] = {"components": components, "checkpoints": checkpoints, "accuracy": accuracy,
+                       "saturation": saturation}
+    return out
+
+
+def plot_complexity(frame: pd.DataFrame, path: str | os.PathLike, *, dataset: str) -> dict[str, dict]:
+    """Draw :func:`course` (components, left; accuracy, right); returns it."""
+    data = course(frame)
+    fig = Figure(figsize=(10.0, 4.0), layout="constrained")
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    for i, (method, c) in enumerate(data.items()):
+        colour = f"C{i}"
+        left.plot(np.arange(len(c["components"])), c["components"], lw=1.3, color=colour,
+                  label=f"{LABELS.get(method, method)}: {SATURATED:.0%} of its final size after {c['saturation']}")
+        right.semilogx(np.maximum(c["checkpoints"], 1), c["accuracy"], "o-", ms=3, lw=1.3, color=colour,
+                       label=f"{LABELS.get(method, method)}: {c['accuracy'][-1]:.1f}% at the end")
+    left.set_xlabel("objects learnt after the start (each class's first objects)")
+    left.set_ylabel("components per class (mean)")
+    left.set_title(f"{dataset}: model complexity over time", fontsize=9)
+    right.set_xlabel("objects learnt after the start (log scale; 0 drawn at 1)")
+    right.set_ylabel("test accuracy [%]")
+    right.set_title(f"{dataset}: test accuracy over time, mean over folds and orderings", fontsize=9)
+    for ax in (left, right):
+        ax.legend(fontsize=8, frameon=False)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=130)
+    return data
