@@ -97,9 +97,10 @@ def test_dry_run_of_default_config(project):
     # methods on raw vectors: Sonar and Iris, or one of them; the others are skipped, with a message
     for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv", "mda"):
         assert counts[method] == 2, method
-    for method in ("llc_pc_mpe", "llc_pc_kmeans", "llc_pc_hc", "llc_pc_em", "twoway_gmm", "gmm_mpca", "gmm_mpca_mean",
-                   "gmm_mpca_sep", "mda_rr", "mda_dr_mpca"):
+    for method in ("llc_pc_mpe", "llc_pc_kmeans", "twoway_gmm", "gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep",
+                   "mda_rr", "mda_dr_mpca"):
         assert counts[method] == 1, method
+    assert "llc_pc_hc" not in counts and "llc_pc_em" not in counts  # in the LLC-PC protocol on Glass only
     assert ("hlm: skipping method(s) gmm_mpca, gmm_mpca_mean, gmm_mpca_sep, kde_cv, llc_pc_em, llc_pc_hc, "
             "llc_pc_kmeans, llc_pc_mpe, mda, mda_dr_mpca, mda_rr, odkde, okde, svm_vector_linear, svm_vector_rbf, "
             "twoway_gmm on data set(s) "
