@@ -209,7 +209,7 @@ def test_protocol_components_path_is_the_stream_of_partial_fits():
     rng = np.random.default_rng(4)
     X, y = _blobs(rng, [(0, 0), (2.5, 1)], 30)
     path = []
-    a = ODKDEClassifier(n_init=10, standardize=False)._fit(X, y, on_update=lambda m: path.append(m.n_components_))
+    a = ODKDEClassifier(n_init=10, standardize=False).fit(X, y, on_update=lambda m: path.append(m.n_components_))
     first = np.zeros(len(y), dtype=bool)
     for c in (0, 1):
         first[np.flatnonzero(y == c)[:10]] = True

@@ -561,7 +561,8 @@ def test_defaults_follow_the_spec_and_clone_keeps_them():
     assert est.get_params() == dict(
         n_subclasses=2, subclassing="greedy_mpe", classifier="svm", C=100.0, criterion="auto",
         selection="pair_variance", pair_error="criterion", variance="trace", combination="voting",
-        pair_probability="sigmoid", tie_break="label", allocation="equal", subclasses_per_class=None, n_init=10,
+        pair_probability="sigmoid", tie_break="label", allocation="equal", subclasses_per_class=None, linkage="average",
+        n_init=10,
         tol=1e-3, max_iter=10_000_000, cache_size=200, random_state=0)
     other = LLCPairwiseCoupling(n_subclasses=7, combination="minmax")
     assert clone(other).get_params() == other.get_params()

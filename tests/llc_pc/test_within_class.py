@@ -80,6 +80,36 @@ def test_em_subclasses_recover_the_components_drawn():
     assert adjusted_rand_score(equal.subclass_of_[:120], truth) == 1.0
 
 
+def test_em_separates_a_tight_component_from_a_wide_one_where_k_means_cannot():
+    # class 0: 60 objects in a tight blob inside the edge of a wide one of 120; k-means cuts the wide blob in two,
+    # EM (started from that cut) moves to the two components drawn
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(60, 2)) * 0.15 + [2.0, 0.0]
+    B = rng.normal(size=(120, 2)) * 2.0
+    truth = np.repeat([0, 1], [60, 120])
+    X = np.vstack([A, B, rng.normal(size=(30, 2)) + [12.0, 12.0]])
+    y = np.repeat([0, 1], [180, 30])
+    em = LLCPairwiseCoupling(subclassing="em", subclasses_per_class=[2, 1]).fit(X, y)
+    km = LLCPairwiseCoupling(subclassing="kmeans", subclasses_per_class=[2, 1]).fit(X, y)
+    assert adjusted_rand_score(em.subclass_of_[:180], truth) > 0.8
+    assert adjusted_rand_score(km.subclass_of_[:180], truth) < 0.3
+
+
+def test_hc_draws_nothing():
+    X, y = two_classes(seed=3)
+    one = LLCPairwiseCoupling(subclassing="hc", n_subclasses=7, random_state=1).fit(X, y)
+    two = LLCPairwiseCoupling(subclassing="hc", n_subclasses=7, random_state=2).fit(X, y)
+    np.testing.assert_array_equal(one.subclass_of_, two.subclass_of_)
+
+
+def test_em_along_the_path_equals_fixed_counts():
+    # the K = 6 path's class clusterings are those of explicit counts (3, 3): a clustering depends on (class, m_i)
+    X, y = two_classes(seed=5)
+    path = LLCPairwiseCoupling(subclassing="em", n_subclasses=6, random_state=4).fit(X, y)
+    fixed = LLCPairwiseCoupling(subclassing="em", subclasses_per_class=[3, 3], random_state=4).fit(X, y)
+    np.testing.assert_array_equal(path.subclass_of_, fixed.subclass_of_)
+
+
 @pytest.mark.parametrize("subclassing", ["hc", "em"])
 def test_a_class_clustering_depends_on_its_count_only(subclassing):
     X, y = two_classes(seed=3)
@@ -100,5 +130,5 @@ def test_em_starts_from_near_singular_clusters():
     from hlm.datasets._generated import ringnorm_delve
 
     X, y = ringnorm_delve(400, 20, 3)
-    model = LLCPairwiseCoupling(n_subclasses=40, subclassing="em").fit(X, y)
+    model = LLCPairwiseCoupling(n_subclasses=40, subclassing="em").fit(X, y)  # a fit, no refusal: a smoke test
     assert model.subclasses_per_class_.sum() <= 40 and model.score(X, y) > 0.9

@@ -11,6 +11,7 @@ from sklearn.model_selection import train_test_split
 import oracles.protocol_reference as ref
 from hlm.datasets._prepare import load_vectors
 from hlm.datasets._registry import load_registry
+from hlm.errors import DataError
 from hlm.mixture import TwoWayGMMClassifier
 from hlm.pipeline.evaluation.splits import make_splits, split_indices
 from hlm.pipeline.methods import METHODS
@@ -143,6 +144,19 @@ def test_twoway_table_has_a_block_per_covariance():
     assert "full covariance (Table 2.4)" not in only.split("\n\n", 1)[1]
 
 
+def test_twoway_full_covariance_needs_values_or_the_diagonal_model(registry):
+    """Missing values: the full rows are left out beside the diagonal ones, and full alone is a one-line error."""
+    rec = load_vectors(registry["sonar_mcar5"], ROOT)
+    frame = run_twoway_gmm(rec.features, rec.labels, dataset="sonar_mcar5", seed=5, cv_folds=3, n_splits=20,
+                           test_fraction=0.2, splits=[0], n_components=[1], n_clusters=[4],
+                           covariance=("diag", "full"))
+    assert sorted(set(frame.method)) == ["mda", "twoway_gmm"]
+    with pytest.raises(DataError, match="has missing values, and covariance 'full' has no missing-data EM") as e:
+        run_twoway_gmm(rec.features, rec.labels, dataset="sonar_mcar5", seed=5, cv_folds=3, n_splits=20,
+                       test_fraction=0.2, splits=[0], n_components=[1], n_clusters=[4], covariance=("full",))
+    assert "\n" not in str(e.value)
+
+
 def test_twoway_full_covariance_rows_equal_direct_refits(registry):
     """Sonar, one split: covariance ["diag", "full"] adds Table 2.4's methods, each row the refit of its point
     with covariance "full" (the per-class whitening of section 2.2.2)."""
@@ -163,7 +177,8 @@ def test_twoway_full_covariance_rows_equal_direct_refits(registry):
 
 def _llc_frame() -> pd.DataFrame:
     rows = []
-    curves = {"llc_pc_mpe": {6: [50, 60], 7: [70, 72], 8: [71, 71]}, "llc_pc_kmeans": {6: [50, 60], 7: [40, 40]}}
+    curves = {"llc_pc_mpe": {6: [50, 60], 7: [70, 72], 8: [71, 71]}, "llc_pc_kmeans": {6: [50, 60], 7: [40, 40]},
+              "llc_pc_hc": {6: [60, 62]}, "llc_pc_em": {6: [30, 40], 12: [64, 64]}}
     for method, curve in curves.items():
         for k, accs in curve.items():
             rows += [{"partition": p, "method": method, "selection": "path", "n_subclasses": k, "accuracy": a,
@@ -183,9 +198,12 @@ def test_llc_pc_table_from_known_numbers():
     assert (mpe.optimal, mpe.optimal_k, mpe.cv, mpe.cv_k_median, mpe.paper, mpe.paper_k) == (71, 7, 67, 7.5, 70.27, 18)
     assert mpe.optimal_sd == pytest.approx(np.sqrt(2))
     assert table.loc["llc_pc_kmeans"].optimal_k == 6
-    md = llc_pc_markdown(table.reset_index(), frames, PAPER_LLC_PC, LLC_PC_SOURCE)
+    md = llc_pc_markdown(table.reset_index(), frames, LLC_PC_SOURCE)
     assert "| glass | 70.27 (18) | 71.00 ± 1.41 (7) | 67.00 ± 2.83 (7.5) | 67.86 (30) | 55.00 ± 7.07 (6) |" in md
     assert "| glass | 99.00% | 99.00% | 99.00% | 1.0000 ± 0.0000 | 0.9800 ± 0.0000 |" in md
+    # HC and EM beside the paper's Table 2 cells
+    assert ("| 67.28 (36) | 61.00 ± 1.41 (6) | 67.00 ± 2.83 (7.5) | 66.22 (24) | 64.00 ± 0.00 (12) | "
+            "67.00 ± 2.83 (7.5) |") in md
 
 
 def test_llc_pc_curves_are_the_path_rows_means(tmp_path):
@@ -204,3 +222,26 @@ def test_llc_pc_curves_are_the_path_rows_means(tmp_path):
     assert drawn.loc[("llc_pc_mpe", 3)].tolist() == [90.0, 0.0, 1.0]
     assert drawn.loc[("llc_pc_hc", 2)].tolist() == [63.0, pytest.approx(3.0), 5.0]
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_llc_pc_in_parts_gathers_the_rows_of_one_job(registry, tmp_path):
+    """split_jobs: one part per subclassing, run alone and gathered from their files in any order, are the rows
+    of the whole run in its order (but the fit times), and the gather draws the figure."""
+    from hlm.pipeline.protocols.llc_pc import PROTOCOL
+    from hlm.pipeline.protocols.llc_pc.run import gather
+
+    rec = load_vectors(registry["iris"], ROOT)
+    X, y = rec.features, rec.labels
+    whole = run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=2, k_max=5)
+    paths = []
+    for part in reversed(PROTOCOL.parts):
+        paths.append(tmp_path / f"{part}.parquet")
+        run_llc_pc(X, y, dataset="iris", seed=3, cv_folds=3, n_partitions=2, k_max=5,
+                   methods=(part,)).to_parquet(paths[-1])
+    outputs = {"runs": str(tmp_path / "iris.parquet"), "figure": str(tmp_path / "iris.png")}
+    gather(dataset="iris", parts=[str(p) for p in paths], outputs=outputs,
+           settings={"seed": 3, "cv_folds": 3, "n_partitions": 2}, tags={})
+    gathered = pd.read_parquet(outputs["runs"])
+    same = [c for c in whole.columns if c != "fit_seconds"]
+    pd.testing.assert_frame_equal(gathered[same], whole[same])
+    assert (tmp_path / "iris.png").stat().st_size > 0

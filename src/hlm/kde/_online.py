@@ -64,7 +64,7 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
         self.standardize = standardize
 
     # -- fitting --------------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, *, on_update=None):
         """Initialise each class with its first ``n_init`` rows, then add the others one at a time in order.
 
         ``fit`` equals the initialisation plus a ``partial_fit`` per remaining row, in the given order
@@ -76,17 +76,15 @@ class _OnlineKDE(ClassifierMixin, FastPathMixin, CachedParamNames, BaseEstimator
             Feature vectors, finite.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes).
+        on_update : callable or None, default=None
+            Called as ``on_update(self)`` after the initialisation and after each row added, e.g. to record
+            ``n_components_`` over time (the odKDE protocol does).
 
         Returns
         -------
         self
             The fitted classifier.
         """
-        return self._fit(X, y)
-
-    def _fit(self, X, y, on_update=None):
-        """``fit``, calling ``on_update(self)`` after the initialisation and after each row added (the odKDE
-        protocol records the components over time with it)."""
         self._validate_params()
         X = as_vectors(X, "fit: X")
         self.classes_, y_idx = fit_classes(y, X.shape[0], "rows of X")

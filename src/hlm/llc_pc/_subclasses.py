@@ -314,7 +314,8 @@ def allocate(K: int, class_sizes, distinct, allocation: str = "equal") -> tuple[
 
 
 class WithinClassPath(_Path):
-    """Clusters inside each class, the same count per class (the rivals of section 6.1): ``subclasses(K)``
+    """Clusters inside each class (the rivals of section 6.1; the same count per class with ``allocation="equal"``
+    and K a multiple of the classes): ``subclasses(K)``
     clusters class i into m_i of ``allocate(K, ...)`` (or the explicit ``counts``) clusters, each clustering
     computed once per (class, m_i) and kept; clusters are ordered by their smallest training index.
 
@@ -390,7 +391,8 @@ class WithinClassPath(_Path):
         precisions = (precisions + precisions.transpose(0, 2, 1)) / 2  # exactly symmetric, as scikit-learn checks
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning
+            # the three *_init replace scikit-learn's own start, which "random_from_data" makes cheap and seeded
             gm = GaussianMixture(n_components=len(groups), covariance_type="full", reg_covar=REG_COVAR,
                                  weights_init=np.array([len(g) for g in groups]) / len(X), means_init=means,
-                                 precisions_init=precisions)
+                                 precisions_init=precisions, init_params="random_from_data", random_state=0)
             return gm.fit(X).predict(X).astype(np.intp)

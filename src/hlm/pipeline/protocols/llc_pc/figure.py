@@ -12,9 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hlm.datasets._artifacts import atomic_path
-
-#: the curves' labels, in the paper's column order
-LABELS = {"llc_pc_mpe": "Greedy-MPE", "llc_pc_kmeans": "k-means", "llc_pc_hc": "HC", "llc_pc_em": "EM"}
+from hlm.pipeline.protocols.llc_pc import LABELS
 
 
 def curves(frame: pd.DataFrame) -> pd.DataFrame:

@@ -27,11 +27,10 @@ from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.methods import METHODS, SUBCLASS_GRID
 from hlm.pipeline.progress import Progress
-from hlm.pipeline.protocols.llc_pc import PROTOCOL
+from hlm.pipeline.protocols.llc_pc import METHODS as LLC_METHODS
 
 log = logging.getLogger("hlm")
 
-LLC_METHODS = PROTOCOL.methods
 #: training objects per partition, the paper's Table 1 (training:test); other data sets: TRAIN_FRACTION
 TRAIN_SIZES = {"glass": 128, "ringnorm": 400, "ring": 400}  # ring: DELVE's own realization (KEEL's copy)
 TRAIN_FRACTION = 0.6
@@ -119,18 +118,42 @@ def _cv_row(index, method, X, y, train, test, ks, state, cv_folds, cv_seed, n_jo
 
 
 def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict, n_jobs: int = 1,
-        root: str | Path = ".") -> None:
-    """LLC-PC with Greedy-MPE, k-means, HC and EM subclasses under the paper's protocol on one data set, to Parquet.
-    ``settings``: ``seed``, ``cv_folds`` and the section's ``n_partitions``."""
+        root: str | Path = ".", part: str | None = None) -> None:
+    """LLC-PC with Greedy-MPE, k-means, HC and EM subclasses under the paper's protocol on one data set, to Parquet
+    (``part``: one subclassing's rows only, for :func:`gather`). ``settings``: ``seed``, ``cv_folds`` and the
+    section's ``n_partitions``."""
     from hlm.pipeline.protocols.common import protocol_vectors, write_protocol
-    from hlm.pipeline.protocols.llc_pc.figure import plot_llc_pc_curves
 
     seed, cv_folds, n_partitions = settings["seed"], settings["cv_folds"], settings["n_partitions"]
     _, records = protocol_vectors("LLC-PC protocol", dataset, entry, root)
     frame = run_llc_pc(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds,
-                       n_partitions=n_partitions, n_jobs=n_jobs)
-    write_protocol(frame, outputs["runs"], {"dataset": dataset, "seed": seed, "n_partitions": n_partitions,
-                                            "cv_folds": cv_folds}, tags)
+                       n_partitions=n_partitions, n_jobs=n_jobs, **({"methods": (part,)} if part else {}))
+    write_protocol(frame, outputs["runs"], _metadata(dataset, settings, part), tags)
+    if part is None:
+        _finish(dataset, frame, outputs)
+
+
+def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tags: dict) -> None:
+    """The whole run of one data set from its parts' files (one per subclassing), rows in the order of one job."""
+    from hlm.pipeline.protocols.common import write_protocol
+
+    frame = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    rank = frame.method.map({m: i for i, m in enumerate(LLC_METHODS)}).rename("rank")
+    order = pd.concat([frame.partition, rank], axis=1).sort_values(["partition", "rank"], kind="stable").index
+    frame = frame.loc[order].reset_index(drop=True)
+    write_protocol(frame, outputs["runs"], _metadata(dataset, settings, None), tags)
+    _finish(dataset, frame, outputs)
+
+
+def _metadata(dataset: str, settings: dict, part: str | None) -> dict:
+    return {"dataset": dataset, "seed": settings["seed"], "n_partitions": settings["n_partitions"],
+            "cv_folds": settings["cv_folds"], **({"part": part} if part else {})}
+
+
+def _finish(dataset: str, frame: pd.DataFrame, outputs: dict) -> None:
+    """The whole run's figure (Figures 7 and 9) and its summary lines."""
+    from hlm.pipeline.protocols.llc_pc.figure import plot_llc_pc_curves
+
     plot_llc_pc_curves(frame, outputs["figure"], dataset=dataset)
     for method, g in frame.groupby("method", sort=False):
         curve = g[g.selection == "path"].groupby("n_subclasses").accuracy.mean()

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hlm.pipeline.protocols.llc_pc import LABELS
 from hlm.pipeline.reporting.numbers import paper_numbers
 
 log = logging.getLogger("hlm")
@@ -22,7 +23,6 @@ PAPER_LLC_PC: dict[str, dict[str, tuple[float, int]]] = {
 LLC_PC_SOURCE: str = _PAPER["source"]
 
 SUBCLASSING = {"llc_pc_mpe": "greedy_mpe", "llc_pc_kmeans": "kmeans", "llc_pc_hc": "hc", "llc_pc_em": "em"}
-LABELS = {"llc_pc_mpe": "Greedy-MPE", "llc_pc_kmeans": "k-Means", "llc_pc_hc": "HC", "llc_pc_em": "EM"}
 COLUMNS = ["dataset", "method", "n_partitions", "optimal", "optimal_sd", "optimal_k", "cv", "cv_sd", "cv_k_median",
            "paper", "paper_k"]
 
@@ -49,7 +49,7 @@ def _paper(r) -> str:
     return f"{r.paper:.2f} ({int(r.paper_k)})" if np.isfinite(r.paper) else "–"
 
 
-def llc_pc_markdown(table: pd.DataFrame, frames: dict, paper: dict, source: str) -> str:
+def llc_pc_markdown(table: pd.DataFrame, frames: dict, source: str) -> str:
     """Table 2's layout: per subclassing, paper | ours optimal (K*) | ours CV (median K)."""
     head = ["data set"]
     for method in LABELS.values():
@@ -100,5 +100,5 @@ def table(inputs: list[str], *, csv_out: str, md_out: str) -> None:
     frames = {Path(p).stem: pd.read_parquet(p) for p in inputs}
     result = llc_pc_table(frames, PAPER_LLC_PC)
     write_text(result.to_csv(index=False), csv_out)
-    write_text(llc_pc_markdown(result, frames, PAPER_LLC_PC, LLC_PC_SOURCE), md_out)
+    write_text(llc_pc_markdown(result, frames, LLC_PC_SOURCE), md_out)
     log.info("%s written", md_out)

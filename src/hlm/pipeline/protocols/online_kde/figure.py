@@ -23,16 +23,18 @@ def course(frame: pd.DataFrame) -> dict[str, dict]:
     """{online learner: {"components": mean components per class after the start and after each object,
     "checkpoints": objects learnt, "accuracy": mean test accuracy there, "saturation": the first number of objects
     learnt where the components reach ``SATURATED`` of their final value}}, over the learner's runs. Runs of
-    unequal length (folds differ by an object) are cut to the shortest; their checkpoints are the shortest run's."""
+    unequal length (folds differ by an object) are cut to the shortest. The accuracy is averaged at each
+    checkpoint that every run has, and at the runs' ends, drawn at the shortest run's length."""
     out = {}
     for method, g in frame[frame.components_path.notna()].groupby("method", sort=False):
         paths = [np.asarray(p, dtype=np.float64) for p in g.components_path]
         n = min(len(p) for p in paths)
         components = np.mean([p[:n] for p in paths], axis=0)
-        shortest = int(np.argmin([len(c) for c in g.checkpoints]))
-        checkpoints = np.asarray(g.checkpoints.iloc[shortest])
-        k = len(checkpoints)
-        accuracy = np.mean([np.asarray(a)[:k] for a in g.accuracy_path], axis=0)
+        common = sorted(set.intersection(*(set(np.asarray(c)[:-1].tolist()) for c in g.checkpoints)) - {n - 1})
+        at = [[dict(zip(np.asarray(c).tolist(), a))[k] for c, a in zip(g.checkpoints, g.accuracy_path)]
+              for k in common]
+        checkpoints = np.array([*common, n - 1])
+        accuracy = np.array([*np.mean(at, axis=1), np.mean([a[-1] for a in g.accuracy_path])])
         saturation = int(np.argmax(components >= SATURATED * components[-1]))
         out[method] = {"components": components, "checkpoints": checkpoints, "accuracy": accuracy,
                        "saturation": saturation}

@@ -33,8 +33,8 @@ log = logging.getLogger("hlm")
 #: protocol-only variants: id -> (method, its fixed hyper-parameters)
 ONLINE_VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"})}
 N_INIT = 10
-#: test accuracies recorded along an online run (log-spaced numbers of objects learnt)
-N_CHECKPOINTS = 12
+#: numbers of objects learnt (after the start) at which an online run's test accuracy is recorded, and at its end
+CHECKPOINTS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
 
 def check_protocol_data(y: np.ndarray, dataset: str, n_folds: int = N_FOLDS, n_init: int = N_INIT) -> None:
@@ -79,11 +79,10 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
                         train)
                     t0 = time.perf_counter()
                     base, fixed = ONLINE_VARIANTS.get(method, (method, {}))
-                    n_added = len(order) - int(np.minimum(np.unique(y[order], return_counts=True)[1], N_INIT).sum())
-                    over_time = _OverTime(X[test], y[test], n_added)
-                    model = METHODS[base].make({"n_init": N_INIT, **fixed})._fit(X[order], y[order],
-                                                                                  on_update=over_time)
-                    seconds = time.perf_counter() - t0  # with the checkpoints' predictions
+                    over_time = _OverTime(X[test], y[test])
+                    model = METHODS[base].make({"n_init": N_INIT, **fixed}).fit(X[order], y[order],
+                                                                                 on_update=over_time)
+                    seconds = time.perf_counter() - t0 - over_time.seconds  # the checkpoints' predictions out
                     rows.append({**_row(fold, ordering, method, model, X[test], y[test], seconds,
                                         float(np.mean(model.n_components_)), len(train)), **over_time.columns()})
             else:
@@ -100,25 +99,40 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
 class _OverTime:
     """An online run's course (the paper's section 4: complexity "reached the upper bound ... relatively early",
     while accuracy "further increased"): the mean components per class after the start and after each object,
-    and the test accuracy at ``N_CHECKPOINTS`` log-spaced numbers of objects learnt (0 = after the start)."""
+    and the test accuracy after the numbers of objects in ``CHECKPOINTS`` and at the end (the fit's ``on_update``).
+    ``seconds``: the time of those predictions."""
 
     COLUMNS = ("components_path", "checkpoints", "accuracy_path")
 
-    def __init__(self, X_test, y_test, n_added: int):
+    def __init__(self, X_test, y_test):
         self.X_test, self.y_test = X_test, y_test
         self.components: list[float] = []
-        self.checkpoints = np.unique(np.r_[0, np.rint(np.geomspace(1, max(n_added, 1), N_CHECKPOINTS))]
-                                     ).astype(np.int64)[: None if n_added else 1]
+        self.checkpoints: list[int] = []
         self.accuracy: list[float] = []
+        self.seconds = 0.0
+        self._last = None
 
     def __call__(self, model) -> None:
+        """Record after an update: the components, and the accuracy at a checkpoint (the model is kept for the
+        end's)."""
         learnt = len(self.components)  # objects added so far (0: the start)
         self.components.append(float(model.n_components_.mean()))
-        if learnt in self.checkpoints:
-            self.accuracy.append(100.0 * float(np.mean(model.predict(self.X_test) == self.y_test)))
+        self._last = model
+        if learnt in CHECKPOINTS:
+            self._score(learnt)
+
+    def _score(self, learnt: int) -> None:
+        t0 = time.perf_counter()
+        self.accuracy.append(100.0 * float(np.mean(self._last.predict(self.X_test) == self.y_test)))
+        self.checkpoints.append(learnt)
+        self.seconds += time.perf_counter() - t0
 
     def columns(self) -> dict:
-        return {"components_path": np.asarray(self.components), "checkpoints": self.checkpoints,
+        """The row's columns; the end's accuracy is added if the end is not a checkpoint."""
+        end = len(self.components) - 1
+        if end not in self.checkpoints:
+            self._score(end)
+        return {"components_path": np.asarray(self.components), "checkpoints": np.asarray(self.checkpoints),
                 "accuracy_path": np.asarray(self.accuracy)}
 
 

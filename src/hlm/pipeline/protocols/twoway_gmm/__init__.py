@@ -7,6 +7,10 @@ twoway_gmm_grid: the method twoway_gmm has its evaluation rule.
 
 from hlm.pipeline.protocols.spec import ProtocolSpec
 
+#: the two methods of the grid per covariance: (two-way GMM, MDA without variable clustering); the full ones are
+#: the diagonal ones after the per-class whitening of section 2.2.2 (Table 2.4; run.VARIANTS)
+METHODS_BY_COVARIANCE = {"diag": ("twoway_gmm", "mda"), "full": ("twoway_gmm_full", "mda_full")}
+
 PROTOCOL = ProtocolSpec(
     id="twoway_gmm",
     rule="twoway_gmm_grid",

@@ -20,16 +20,15 @@ import numpy as np
 import pandas as pd
 
 from hlm.base._seeds import derive_seed
-from hlm.errors import HLMError
+from hlm.errors import DataError, HLMError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.evaluation.splits import make_splits, split_indices
 from hlm.pipeline.methods import METHODS, TWOWAY_CLUSTERS_GRID, TWOWAY_COMPONENTS_GRID
 from hlm.pipeline.progress import Progress
+from hlm.pipeline.protocols.twoway_gmm import METHODS_BY_COVARIANCE
 
 log = logging.getLogger("hlm")
 
-#: the two methods of the grid per covariance: (two-way GMM, MDA without variable clustering)
-METHODS_BY_COVARIANCE = {"diag": ("twoway_gmm", "mda"), "full": ("twoway_gmm_full", "mda_full")}
 #: the full-covariance rows' methods (section 2.2.2, Table 2.4): the diagonal ones after a per-class whitening
 VARIANTS = {"twoway_gmm_full": ("twoway_gmm", {"covariance": "full"}), "mda_full": ("mda", {"covariance": "full"})}
 
@@ -38,6 +37,8 @@ def make(method: str, params: dict):
     """The estimator of a row's method (a variant: its base method with the variant's parameters)."""
     base, extra = VARIANTS.get(method, (method, {}))
     return METHODS[base].make({**params, **extra})
+
+
 COLUMNS = ["split", "method", "selection", "n_components", "n_clusters", "error", "fit_seconds", "n_iter",
            "converged", "n_parameters", "n_clusters_effective", "n_train", "n_classes"]
 
@@ -65,6 +66,9 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
         log.info("%s: missing values, so no full-covariance rows (the missing-data EM is the diagonal model's)",
                  dataset)
         covariance = [c for c in covariance if c != "full"]
+        if not covariance:
+            raise DataError(f"two-way GMM protocol: data set '{dataset}' has missing values, and covariance "
+                            "'full' has no missing-data EM; add 'diag' to twoway_gmm.covariance")
     Ls = cluster_grid(n_clusters, X.shape[1])
     Ms = [int(m) for m in n_components]
     table = make_splits(len(y), dataset=dataset, n_splits=n_splits, test_fraction=test_fraction, seed=seed)
@@ -74,10 +78,12 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
     for done, split in enumerate(todo, 1):
         train, test = split_indices(table, split)
         fixed = {"standardize": standardize, "random_state": derive_seed(seed, dataset, split, "model") % 2**31}
-        pairs = [METHODS_BY_COVARIANCE[c] for c in covariance]
-        for method, grid in [(method, grid) for two, mda in pairs
-                             for method, grid in ((two, [{"n_components": m, "n_clusters": L} for m in Ms for L in Ls]),
-                                                  (mda, [{"n_components": m} for m in Ms]))]:
+        grids = []
+        for c in covariance:
+            two, mda = METHODS_BY_COVARIANCE[c]
+            grids += [(two, [{"n_components": m, "n_clusters": L} for m in Ms for L in Ls]),
+                      (mda, [{"n_components": m} for m in Ms])]
+        for method, grid in grids:
             for point in grid:
                 rows.append(_fit_row(split, method, "grid", {**fixed, **point}, X, y, train, test))
             folds = make_folds(y[train], cv_folds, derive_seed(seed, dataset, split, "cv"))

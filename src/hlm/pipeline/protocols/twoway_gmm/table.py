@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
+from hlm.pipeline.protocols.twoway_gmm import METHODS_BY_COVARIANCE
+
 log = logging.getLogger("hlm")
 
 GRID_COLUMNS = ["dataset", "n_components", "n_clusters", "method", "n_runs", "error", "error_sd", "clusters_used"]
@@ -36,15 +38,15 @@ def _cell(mean: float, sd: float, bold: bool) -> str:
     return f"**{text}**" if bold else text
 
 
-#: the grid's blocks: (two-way method, its MDA, the heading's suffix), diagonal (Tables 2.1-2.3) and full (2.4)
-BLOCKS = (("twoway_gmm", "mda", ""), ("twoway_gmm_full", "mda_full", ", full covariance (Table 2.4)"))
+#: the heading's suffix of each covariance's block: diagonal (Tables 2.1-2.3) and full (Table 2.4)
+SUFFIX = {"diag": "", "full": ", full covariance (Table 2.4)"}
 
 
 def dataset_blocks(dataset: str, frame: pd.DataFrame, table: pd.DataFrame) -> str:
     """The data set's blocks, one per covariance in its rows."""
     methods = set(frame.method)
-    return "\n".join(dataset_block(dataset, frame, table, two, mda, suffix)
-                     for two, mda, suffix in BLOCKS if two in methods)
+    return "\n".join(dataset_block(dataset, frame, table, two, mda, SUFFIX[c])
+                     for c, (two, mda) in METHODS_BY_COVARIANCE.items() if two in methods)
 
 
 def dataset_block(dataset: str, frame: pd.DataFrame, table: pd.DataFrame, two_method: str = "twoway_gmm",
