@@ -302,22 +302,12 @@ TWOWAY_CLUSTERS_GRID = [4, 8, 12, 16, 24, 36, 48, 56]  # those at or above the d
 TWOWAY_GRID = [{"n_components": [m], "n_clusters": TWOWAY_CLUSTERS_GRID} for m in TWOWAY_COMPONENTS_GRID]
 METHODS.update(
     {
-        "llc_pc_mpe": MethodSpec(id="llc_pc_mpe", label="LLC-PC (Greedy-MPE)", input="vectors",
-                                 estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
-                                 default_grid={"n_subclasses": SUBCLASS_GRID},
-                                 default_fixed={"subclassing": "greedy_mpe"}, parallel_cv=True),
-        "llc_pc_kmeans": MethodSpec(id="llc_pc_kmeans", label="LLC-PC (k-means)", input="vectors",
-                                    estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
-                                    default_grid={"n_subclasses": SUBCLASS_GRID},
-                                    default_fixed={"subclassing": "kmeans"}, parallel_cv=True),
-        "llc_pc_hc": MethodSpec(id="llc_pc_hc", label="LLC-PC (HC)", input="vectors",
-                                estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
-                                default_grid={"n_subclasses": SUBCLASS_GRID},
-                                default_fixed={"subclassing": "hc"}, parallel_cv=True),
-        "llc_pc_em": MethodSpec(id="llc_pc_em", label="LLC-PC (EM)", input="vectors",
-                                estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
-                                default_grid={"n_subclasses": SUBCLASS_GRID},
-                                default_fixed={"subclassing": "em"}, parallel_cv=True),
+        **{f"llc_pc_{name}": MethodSpec(id=f"llc_pc_{name}", label=f"LLC-PC ({label})", input="vectors",
+                                        estimator="hlm.llc_pc:LLCPairwiseCoupling", not_run=_SIMILARITY_ONLY,
+                                        default_grid={"n_subclasses": SUBCLASS_GRID},
+                                        default_fixed={"subclassing": subclassing}, parallel_cv=True)
+           for name, label, subclassing in (("mpe", "Greedy-MPE", "greedy_mpe"), ("kmeans", "k-means", "kmeans"),
+                                            ("hc", "HC", "hc"), ("em", "EM", "em"))},
         "twoway_gmm": MethodSpec(id="twoway_gmm", label="two-way GMM", input="vectors", posteriors=True,
                                  estimator="hlm.mixture:TwoWayGMMClassifier", not_run=_SIMILARITY_ONLY,
                                  default_grid=TWOWAY_GRID, parallel_cv=True, standardize_as_registry=True),
