@@ -95,6 +95,7 @@ def test_the_profiles_list_the_registry():
     assert set(paper["online_kde"]["datasets"]) == {"iris", "wine", "pima", "letter"}
     assert paper["online_kde"]["split_jobs"] == ["letter"]
     assert set(paper["llc_pc"]["datasets"]) == {"glass", "ringnorm", "ring"}
+    assert paper["llc_pc"]["n_partitions"] == 20 and _config()["llc_pc"]["n_partitions"] == 10
     assert set(paper["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
     assert set(paper["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
     assert paper["plane"]["datasets"] == ["banana"]
