@@ -350,6 +350,7 @@ def test_incremental_claims_from_known_curves():
     # the last round against the first: I -3, II -4, Retrain -2.5, all more than 2 points better
     assert row(7).ours == "I -3.00, II -4.00, Retrain -2.50 points" and not row(7).agrees
     assert "6 of 7 agree." in claims_markdown(claims_table(runs, ["voting"]))
+    assert "No data set of the run has all three" in claims_markdown(claims_table(runs, ["absent"]))
     # a tie is no win: Scheme II equal to Scheme I in the first round
     runs[("scheme_ii", "voting")] = frame([10.0, 9.0, 8.0], [0.1, 0.1, 0.1])
     tied = claims_table(runs, ["voting"]).set_index("claim")

@@ -89,5 +89,7 @@ def claims_markdown(table: pd.DataFrame) -> str:
     lines = [caption, "", "| claim | paper | data set | ours | agrees |", "|---|---|---|---|---|"]
     for r in table.itertuples():
         lines.append(f"| {r.claim} | {r.paper} | {r.dataset} | {r.ours} | {'yes' if r.agrees else '**no**'} |")
-    n = int(np.sum(table.agrees)) if len(table) else 0
-    return "\n".join(lines + ["", f"{n} of {len(table)} agree."]) + "\n"
+    if table.empty:
+        return "\n".join([caption, "", "No data set of the run has all three HLM schemes (Scheme I, Scheme II and "
+                                       "Retrain), which every claim compares."]) + "\n"
+    return "\n".join(lines + ["", f"{int(np.sum(table.agrees))} of {len(table)} agree."]) + "\n"
