@@ -382,6 +382,20 @@ METHODS.update(
 )
 
 
+#: the protocols' variants of a compared method (not compared themselves): id -> (method, its fixed
+#: hyper-parameters). odKDE with its cost at the means (the odKDE protocol); the two-way GMM and MDA after the
+#: per-class whitening of the dissertation's section 2.2.2 (the two-way GMM's grid, Table 2.4)
+VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"}),
+            "twoway_gmm_full": ("twoway_gmm", {"covariance": "full"}),
+            "mda_full": ("mda", {"covariance": "full"})}
+
+
+def make_method(method_id: str, params: dict | None = None):
+    """The estimator of a method or of a variant (its method's, with the variant's fixed parameters on top)."""
+    base, fixed = VARIANTS.get(method_id, (method_id, {}))
+    return METHODS[base].make({**(params or {}), **fixed})
+
+
 def method_applies(method_id: str, dataset_kind: str) -> bool:
     """Vector methods run only on data sets of kind: vectors (paper, end of section 5.3)."""
     return METHODS[method_id].input != "vectors" or dataset_kind == "vectors"

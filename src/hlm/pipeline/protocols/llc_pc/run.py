@@ -135,12 +135,9 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
 
 def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tags: dict) -> None:
     """The whole run of one data set from its parts' files (one per subclassing), rows in the order of one job."""
-    from hlm.pipeline.protocols.common import write_protocol
+    from hlm.pipeline.protocols.common import gathered_rows, write_protocol
 
-    frame = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
-    rank = frame.method.map({m: i for i, m in enumerate(LLC_METHODS)}).rename("rank")
-    order = pd.concat([frame.partition, rank], axis=1).sort_values(["partition", "rank"], kind="stable").index
-    frame = frame.loc[order].reset_index(drop=True)
+    frame = gathered_rows(parts, LLC_METHODS, before=("partition",))
     write_protocol(frame, outputs["runs"], _metadata(dataset, settings, None), tags)
     _finish(dataset, frame, outputs)
 

@@ -24,14 +24,12 @@ from sklearn.model_selection import StratifiedKFold
 from hlm.base._seeds import derive_seed
 from hlm.errors import DataError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
-from hlm.pipeline.methods import METHODS
+from hlm.pipeline.methods import METHODS, make_method
 from hlm.pipeline.progress import Progress
 from hlm.pipeline.protocols.online_kde import BATCH_METHODS, N_FOLDS, N_ORDERINGS, ONLINE_METHODS
 
 log = logging.getLogger("hlm")
 
-#: protocol-only variants: id -> (method, its fixed hyper-parameters)
-ONLINE_VARIANTS = {"odkde_means": ("odkde", {"cost_points": "means"})}
 N_INIT = 10
 #: numbers of objects learnt (after the start) at which an online run's test accuracy is recorded, and at its end
 CHECKPOINTS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -78,10 +76,8 @@ def run_online_kde(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
                     order = np.random.default_rng(derive_seed(seed, dataset, fold, ordering, "okde-order")).permutation(
                         train)
                     t0 = time.perf_counter()
-                    base, fixed = ONLINE_VARIANTS.get(method, (method, {}))
                     over_time = _OverTime(X[test], y[test])
-                    model = METHODS[base].make({"n_init": N_INIT, **fixed}).fit(X[order], y[order],
-                                                                                 on_update=over_time)
+                    model = make_method(method, {"n_init": N_INIT}).fit(X[order], y[order], on_update=over_time)
                     seconds = time.perf_counter() - t0 - over_time.seconds  # the checkpoints' predictions out
                     rows.append({**_row(fold, ordering, method, model, X[test], y[test], seconds,
                                         float(np.mean(model.n_components_)), len(train)), **over_time.columns()})
@@ -170,14 +166,6 @@ def _part_scope(part: str) -> dict:
     return {"folds": [int(fold[4:])], "orderings": [int(which[0][8:])], "methods": (which[1],)}
 
 
-def _in_run_order(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows in the order of one whole run: by fold, then method (the paper's columns), then ordering."""
-    rank = frame.method.map({m: i for i, m in enumerate((*ONLINE_METHODS, *BATCH_METHODS))}).rename("rank")
-    order = pd.concat([frame.fold, rank, frame.ordering], axis=1).sort_values(["fold", "rank", "ordering"],
-                                                                              kind="stable").index
-    return frame.loc[order].reset_index(drop=True)
-
-
 def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict, n_jobs: int = 1,
         root: str | Path = ".", part: str | None = None) -> None:
     """oKDE, odKDE and the batch baselines under the paper's protocol on one data set, to Parquet.
@@ -198,9 +186,10 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
 
 def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tags: dict) -> None:
     """The whole run of one data set from its parts' files (``PARTS``), rows in the order of one job."""
-    from hlm.pipeline.protocols.common import write_protocol
+    from hlm.pipeline.protocols.common import gathered_rows, write_protocol
 
-    frame = _in_run_order(pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True))
+    # by fold, then method (the paper's columns), then ordering
+    frame = gathered_rows(parts, (*ONLINE_METHODS, *BATCH_METHODS), before=("fold",), after=("ordering",))
     write_protocol(frame, outputs["runs"], _metadata(dataset, settings, None), tags)
     _finish(dataset, frame, outputs)
 

@@ -8,7 +8,7 @@ twoway_gmm_grid: the method twoway_gmm has its evaluation rule.
 from hlm.pipeline.protocols.spec import ProtocolSpec
 
 #: the two methods of the grid per covariance: (two-way GMM, MDA without variable clustering); the full ones are
-#: the diagonal ones after the per-class whitening of section 2.2.2 (Table 2.4; run.VARIANTS)
+#: the diagonal ones after the per-class whitening of section 2.2.2 (Table 2.4; hlm.pipeline.methods.VARIANTS)
 METHODS_BY_COVARIANCE = {"diag": ("twoway_gmm", "mda"), "full": ("twoway_gmm_full", "mda_full")}
 
 PROTOCOL = ProtocolSpec(
@@ -22,5 +22,5 @@ PROTOCOL = ProtocolSpec(
     paper_datasets=("sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"),
     settings=("seed", "cv_folds", "n_splits", "test_fraction"),
     threads="job",
-    methods=("twoway_gmm", "mda"),  # and their full-covariance variants (run.VARIANTS)
+    methods=("twoway_gmm", "mda"),  # and their full-covariance variants (methods.VARIANTS)
 )

@@ -23,21 +23,11 @@ from hlm.base._seeds import derive_seed
 from hlm.errors import DataError, HLMError
 from hlm.pipeline.evaluation.cv import make_folds, select_params
 from hlm.pipeline.evaluation.splits import make_splits, split_indices
-from hlm.pipeline.methods import METHODS, TWOWAY_CLUSTERS_GRID, TWOWAY_COMPONENTS_GRID
+from hlm.pipeline.methods import TWOWAY_CLUSTERS_GRID, TWOWAY_COMPONENTS_GRID, make_method
 from hlm.pipeline.progress import Progress
 from hlm.pipeline.protocols.twoway_gmm import METHODS_BY_COVARIANCE
 
 log = logging.getLogger("hlm")
-
-#: the full-covariance rows' methods (section 2.2.2, Table 2.4): the diagonal ones after a per-class whitening
-VARIANTS = {"twoway_gmm_full": ("twoway_gmm", {"covariance": "full"}), "mda_full": ("mda", {"covariance": "full"})}
-
-
-def make(method: str, params: dict):
-    """The estimator of a row's method (a variant: its base method with the variant's parameters)."""
-    base, extra = VARIANTS.get(method, (method, {}))
-    return METHODS[base].make({**params, **extra})
-
 
 COLUMNS = ["split", "method", "selection", "n_components", "n_clusters", "error", "fit_seconds", "n_iter",
            "converged", "n_parameters", "n_clusters_effective", "n_train", "n_classes"]
@@ -87,7 +77,7 @@ def run_twoway_gmm(X: np.ndarray, y: np.ndarray, *, dataset: str, seed: int, cv_
             for point in grid:
                 rows.append(_fit_row(split, method, "grid", {**fixed, **point}, X, y, train, test))
             folds = make_folds(y[train], cv_folds, derive_seed(seed, dataset, split, "cv"))
-            estimator = make(method, fixed)
+            estimator = make_method(method, fixed)
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the CV's fits' warnings, as in the evaluation stage
@@ -109,7 +99,7 @@ def _fit_row(split: int, method: str, selection: str, params: dict, X, y, train,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning at max_iter: recorded as converged False
-            model = make(method, params).fit(X[train], y[train])
+            model = make_method(method, params).fit(X[train], y[train])
     except HLMError:
         return {**row, "error": float("nan"), "fit_seconds": time.perf_counter() - t0, "n_iter": 0,
                 "converged": False, "n_parameters": 0, "n_clusters_effective": 0.0}
