@@ -918,14 +918,16 @@ def test_paper_protocol_in_parts_gathers_the_rows_of_one_job(tmp_path):
     same = [c for c in whole.columns if c != "fit_seconds"]
     pd.testing.assert_frame_equal(gathered[same], whole[same])
     # the figure's curves: per learner, the mean over its 12 runs of the components after each object
-    from hlm.pipeline.protocols.online_kde.figure import plot_complexity
+    from hlm.pipeline.protocols.online_kde.figure import plot_complexity, settled
 
     drawn = plot_complexity(gathered, tmp_path / "again.png", dataset="toy")
     runs = whole[whole.method == "okde"]
     n = min(len(p) for p in runs.components_path)
     curve = np.mean([p[:n] for p in runs.components_path], axis=0)
     np.testing.assert_allclose(drawn["okde"]["components"], curve, rtol=1e-15)
-    assert drawn["okde"]["saturation"] == int(np.flatnonzero(curve >= 0.9 * curve[-1])[0])
+    far = np.abs(curve - curve[-1]) > 0.1 * curve[-1]  # settled: within 10% of the end from there on
+    assert drawn["okde"]["settled"] == (int(np.flatnonzero(far)[-1]) + 1 if far.any() else 0)
+    assert settled(np.array([10.0, 12.0, 9.0, 9.5, 9.6])) == 2 and settled(np.array([1.0, 2.0, 3.0])) == 2
     assert set(drawn) == {"odkde", "odkde_means", "okde"} and (tmp_path / "toy.png").stat().st_size > 0
 
 

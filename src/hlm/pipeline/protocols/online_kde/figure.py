@@ -15,16 +15,22 @@ from matplotlib.figure import Figure
 from hlm.datasets._artifacts import atomic_path
 
 LABELS = {"odkde": "odKDE", "odkde_means": "odKDE (cost at the means)", "okde": "oKDE"}
-#: a curve has saturated where it first reaches this share of its final value
-SATURATED = 0.9
+#: a curve has settled from where it stays within this share of its final value
+SETTLED = 0.1
+
+
+def settled(curve: np.ndarray, within: float = SETTLED) -> int:
+    """The first index from which every value of ``curve`` is within ``within`` of its last, relative."""
+    outside = np.flatnonzero(np.abs(curve - curve[-1]) > within * abs(curve[-1]))
+    return int(outside[-1] + 1) if outside.size else 0
 
 
 def course(frame: pd.DataFrame) -> dict[str, dict]:
     """{online learner: {"components": mean components per class after the start and after each object,
-    "checkpoints": objects learnt, "accuracy": mean test accuracy there, "saturation": the first number of objects
-    learnt where the components reach ``SATURATED`` of their final value}}, over the learner's runs. Runs of
-    unequal length (folds differ by an object) are cut to the shortest. The accuracy is averaged at each
-    checkpoint that every run has, and at the runs' ends, drawn at the shortest run's length."""
+    "checkpoints": objects learnt, "accuracy": mean test accuracy there, "settled": the number of objects
+    learnt from which the components stay within ``SETTLED`` of their final value (:func:`settled`)}}, over the
+    learner's runs. Runs of unequal length (folds differ by an object) are cut to the shortest. The accuracy is
+    averaged at each checkpoint that every run has, and at the runs' ends, drawn at the shortest run's length."""
     out = {}
     for method, g in frame[frame.components_path.notna()].groupby("method", sort=False):
         paths = [np.asarray(p, dtype=np.float64) for p in g.components_path]
@@ -35,9 +41,9 @@ def course(frame: pd.DataFrame) -> dict[str, dict]:
               for k in common]
         checkpoints = np.array([*common, n - 1])
         accuracy = np.array([*np.mean(at, axis=1), np.mean([a[-1] for a in g.accuracy_path])])
-        saturation = int(np.argmax(components >= SATURATED * components[-1]))
+        settled_at = settled(components)
         out[method] = {"components": components, "checkpoints": checkpoints, "accuracy": accuracy,
-                       "saturation": saturation}
+                       "settled": settled_at}
     return out
 
 
@@ -50,13 +56,14 @@ def plot_complexity(frame: pd.DataFrame, path: str | os.PathLike, *, dataset: st
     for i, (method, c) in enumerate(data.items()):
         colour = f"C{i}"
         left.plot(np.arange(len(c["components"])), c["components"], lw=1.3, color=colour,
-                  label=f"{LABELS.get(method, method)}: {SATURATED:.0%} of its final size after {c['saturation']}")
-        right.semilogx(np.maximum(c["checkpoints"], 1), c["accuracy"], "o-", ms=3, lw=1.3, color=colour,
-                       label=f"{LABELS.get(method, method)}: {c['accuracy'][-1]:.1f}% at the end")
+                  label=f"{LABELS.get(method, method)}: within {SETTLED:.0%} of its final size from {c['settled']}")
+        right.plot(c["checkpoints"], c["accuracy"], "o-", ms=3, lw=1.3, color=colour,
+                   label=f"{LABELS.get(method, method)}: {c['accuracy'][-1]:.1f}% at the end")
     left.set_xlabel("objects learnt after the start (each class's first objects)")
     left.set_ylabel("components per class (mean)")
     left.set_title(f"{dataset}: model complexity over time", fontsize=9)
-    right.set_xlabel("objects learnt after the start (log scale; 0 drawn at 1)")
+    right.set_xscale("symlog", linthresh=1)
+    right.set_xlabel("objects learnt after the start (linear to 1, then log scale)")
     right.set_ylabel("test accuracy [%]")
     right.set_title(f"{dataset}: test accuracy over time, mean over folds and orderings", fontsize=9)
     for ax in (left, right):
