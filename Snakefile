@@ -37,6 +37,14 @@ onstart:
     init_tracking_store()
 
 
+onerror:
+    # on a SLURM cluster: the jobs it killed for their memory, one line each (hlm.pipeline.cluster)
+    from hlm.pipeline.cluster import memory_kills
+
+    for kill in memory_kills(".snakemake/slurm_logs", since=RUN_STARTED):
+        print(f"hlm: error: {kill.line()}", file=sys.stderr)
+
+
 rule all:
     input:
         final_outputs(),

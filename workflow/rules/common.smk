@@ -16,6 +16,7 @@
 
 import os
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from hlm.pipeline.incremental import learner_params, scheme_applies
 from hlm.pipeline.methods import METHODS, method_applies
 from hlm.pipeline.protocols import protocols
 from hlm.pipeline.provenance import config_hash, git_commit
+from hlm.pipeline.resources import Requests
 from hlm.pipeline.sources import incremental_report_sources, incremental_sources, method_sources, model_sources
 from hlm.pipeline.sources import module_sources
 from hlm.pipeline.sources import protocol_sources, protocol_table_sources, run_sources
@@ -151,6 +153,25 @@ def print_forecast():
         print(f"hlm: no forecast: workflow/costs.tsv: {exc}", file=sys.stderr)
         return
     print(forecast(jobs, costs, shares).line(cores), file=sys.stderr)
+
+
+#: when this run started (the SLURM logs of its own failed jobs: Snakefile, onerror)
+RUN_STARTED = time.time()
+#: what each job asks of a cluster (hlm.pipeline.resources: memory and run time from workflow/costs.tsv)
+CLUSTER_REQUESTS = Requests.from_costs(Path(workflow.basedir) / "workflow/costs.tsv")
+
+
+def cluster_resources(name, like=None):
+    """The ``mem_mb`` and ``runtime`` of rule ``name``: its jobs' measured figures with a margin, scaled by the attempt
+    (hlm.pipeline.resources). Locally nothing limits them; a cluster's executor passes them on."""
+    def dataset(wildcards):
+        return getattr(wildcards, "dataset", "")
+
+    return dict(
+        mem_mb=lambda wildcards, attempt: CLUSTER_REQUESTS.mem_mb(name, dataset(wildcards), attempt, like),
+        runtime=lambda wildcards, threads, attempt: CLUSTER_REQUESTS.runtime(
+            name, dataset(wildcards), threads, attempt, like),
+    )
 
 
 def init_tracking_store():

@@ -14,6 +14,8 @@ rule preprocess:
     params:
         entry=dataset_entry,
         dtype=config["distance_dtype"],
+    resources:
+        **cluster_resources("preprocess"),
     log:
         "logs/preprocess/{dataset}.log",
     benchmark:
@@ -40,6 +42,8 @@ checkpoint objects:
         "results/objects/{dataset}.parquet",
     params:
         entry=dataset_entry,
+    resources:
+        **cluster_resources("objects"),
     log:
         "logs/objects/{dataset}.log",
     benchmark:
@@ -65,6 +69,8 @@ rule distance_block:
         distance=lambda wc: REGISTRY[wc.dataset].distance,
         options=lambda wc: distance_options(wc.dataset),
         block_size=lambda wc: block_size(wc.dataset),
+    resources:
+        **cluster_resources("distance_block"),
     log:
         "logs/blocks/{dataset}/rows-{i0}-{i1}.log",
     benchmark:
@@ -89,6 +95,8 @@ rule distances_from_blocks:
     params:
         entry=dataset_entry,
         dtype=config["distance_dtype"],
+    resources:
+        **cluster_resources("distances_from_blocks"),
     log:
         "logs/preprocess/{dataset}.log",
     benchmark:

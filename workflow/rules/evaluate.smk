@@ -25,6 +25,8 @@ for _method in METHODS:
             **method_rule_params(_method),
         threads: method_threads(_method)
         priority: method_priority(_method)
+        resources:
+            **cluster_resources(_method),
         log:
             f"logs/evaluate/{{dataset}}/{_method}.log",
         benchmark:
@@ -51,6 +53,8 @@ for _method in METHODS:
             split_ids=part_split_ids,
         threads: method_threads(_method)
         priority: method_priority(_method)
+        resources:
+            **cluster_resources(f"{_method}_part", like=_method),
         log:
             f"logs/evaluate/{{dataset}}/{_method}/part-{{part}}.log",
         benchmark:
@@ -72,6 +76,8 @@ rule evaluation_gather:
     output:
         evaluation="results/evaluation/{dataset}/{method}.parquet",
         predictions="results/predictions/{dataset}/{method}.parquet",
+    resources:
+        **cluster_resources("evaluation_gather"),
     log:
         "logs/evaluate/{dataset}/{method}.log",
     benchmark:

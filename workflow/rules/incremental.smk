@@ -22,6 +22,8 @@ for _scheme in INCREMENTAL_SCHEMES:
             seed=config["seed"],
             # only what the config sets; the learner's defaults apply to the rest
             learner=incremental_params(_scheme),
+        resources:
+            **cluster_resources(f"incremental_{_scheme}"),
         log:
             f"logs/incremental/{{dataset}}/{_scheme}.log",
         benchmark:
@@ -56,6 +58,8 @@ rule incremental_report:
     params:
         datasets=INCREMENTAL_DATASETS,
         schemes=INCREMENTAL_SCHEMES,
+    resources:
+        **cluster_resources("incremental_report"),
     log:
         "logs/report/incremental_report.log",
     benchmark:

@@ -14,6 +14,8 @@ checkpoint choose_models:
     params:
         methods=lambda wc: dataset_methods(wc.dataset),
         extra=config["models"],
+    resources:
+        **cluster_resources("choose_models"),
     log:
         "logs/models/{dataset}/choose.log",
     conda:
@@ -37,6 +39,8 @@ rule fit_model:
         seed=config["seed"],
         cv_folds=config["cv_folds"],
         method_params=lambda wc: config["method_params"].get(wc.method, {}),
+    resources:
+        **cluster_resources("fit_model"),
     log:
         "logs/models/{dataset}/{method}.log",
     benchmark:
@@ -58,6 +62,8 @@ rule log_model:
         "results/models/{dataset}/{method}.mlflow.json",
     params:
         experiment=EXPERIMENT,
+    resources:
+        **cluster_resources("log_model"),
     log:
         "logs/models/{dataset}/{method}.mlflow.log",
     conda:

@@ -22,6 +22,8 @@ for _protocol in PROTOCOLS.values():
         params:
             **protocol_params(_protocol),
         threads: protocol_threads(_protocol)
+        resources:
+            **cluster_resources(_protocol.rule),
         log:
             f"logs/{_protocol.id}/{{dataset}}.log",
         benchmark:
@@ -46,6 +48,8 @@ for _protocol in PROTOCOLS.values():
             params:
                 **protocol_params(_protocol),
             threads: protocol_threads(_protocol)
+            resources:
+                **cluster_resources(f"{_protocol.rule}_part", like=_protocol.rule),
             log:
                 f"logs/{_protocol.id}/{{dataset}}/{{part}}.log",
             benchmark:
@@ -68,6 +72,8 @@ for _protocol in PROTOCOLS.values():
             params:
                 protocol=_protocol.id,
                 settings=protocol_settings(_protocol),
+            resources:
+                **cluster_resources(f"{_protocol.rule}_gather"),
             log:
                 f"logs/{_protocol.id}/{{dataset}}.log",
             benchmark:
@@ -90,6 +96,8 @@ for _protocol in PROTOCOLS.values():
         params:
             protocol=_protocol.id,
             caption=_protocol.table_caption,
+        resources:
+            **cluster_resources(f"{_protocol.id}_report"),
         log:
             f"logs/report/{_protocol.id}_report.log",
         benchmark:

@@ -32,6 +32,8 @@ rule error_rate_tables:
         methods=RUN_METHODS,
         test_fraction=config["test_fraction"],
         given=GIVEN_SPLIT,
+    resources:
+        **cluster_resources("error_rate_tables"),
     log:
         "logs/report/error_rate_tables.log",
     benchmark:
@@ -55,6 +57,8 @@ rule error_rate_figure:
     params:
         datasets=DATASETS,
         methods=RUN_METHODS,
+    resources:
+        **cluster_resources("error_rate_figure"),
     log:
         "logs/report/error_rate_figure.log",
     benchmark:
@@ -78,6 +82,8 @@ rule cv_components_figure:
         ),
     params:
         methods=lambda wildcards: mixture_methods(wildcards.dataset),
+    resources:
+        **cluster_resources("cv_components_figure"),
     log:
         "logs/report/cv_components_{dataset}.log",
     benchmark:
@@ -112,6 +118,8 @@ rule probability_tables:
         datasets=DATASETS,
         methods=RUN_METHODS,
         given=GIVEN_SPLIT,
+    resources:
+        **cluster_resources("probability_tables"),
     log:
         "logs/report/probability_tables.log",
     benchmark:
@@ -135,6 +143,8 @@ rule reliability_figure:
         ),
     params:
         methods=lambda wildcards: probability_methods(wildcards.dataset),
+    resources:
+        **cluster_resources("reliability_figure"),
     log:
         "logs/report/reliability_{dataset}.log",
     benchmark:

@@ -14,6 +14,8 @@ rule splits:
         test_fraction=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["test_fraction"],
         seed=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["seed"],
         given=lambda wildcards: REGISTRY[wildcards.dataset].split == "given",
+    resources:
+        **cluster_resources("splits"),
     log:
         "logs/splits/{dataset}.log",
     benchmark:

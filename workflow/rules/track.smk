@@ -32,6 +32,8 @@ rule track:
             "seed": config["seed"],
         },
         experiment=EXPERIMENT,
+    resources:
+        **cluster_resources("track"),
     log:
         "logs/track/{dataset}.log",
     benchmark:
