@@ -22,7 +22,7 @@ ifneq ($(shell grep -m1 -ow avx2 /proc/cpuinfo 2>/dev/null),)
 NO_AVX512 += OPENBLAS_CORETYPE=Haswell NUMBA_CPU_NAME=haswell
 endif
 
-.PHONY: run paper scale test test-no-avx512 install lint report ui clean
+.PHONY: run paper scale test test-no-avx512 test-cluster install install-cluster lint report ui clean
 
 install: $(STAMP)
 
@@ -30,6 +30,10 @@ $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
+
+# the SLURM executor plugin and dask-jobqueue (profiles/slurm; hmac.scheduler on a SLURMCluster)
+install-cluster: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev,cluster]'
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
@@ -49,6 +53,12 @@ test: $(STAMP)
 # The numerical code's tests (not the workflow, scikit-learn's API checks, the pipeline's plumbing or aeon's
 # elastic distances, which compare aeon's numba code with itself and would only be compiled again), on the other
 # CPU dispatch.
+# The pipeline and HMAC's Dask on a one-node SLURM cluster that the tests start on this machine (root: Debian's
+# slurm-wlm, slurmdbd, munge and mariadb-server are installed if missing), then the kill-and-resume tests
+# (tests/cluster/, tests/workflow/test_faults.py; about 25 minutes)
+test-cluster: install-cluster
+	HLM_CLUSTER_TESTS=1 $(BIN)/python -m pytest tests/cluster tests/workflow/test_faults.py
+
 test-no-avx512: $(STAMP)
 	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks and not plumbing and not aeon"
 

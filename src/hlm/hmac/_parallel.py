@@ -97,13 +97,14 @@ def dask_client(n_workers: int | None = None, scheduler=None, connect_timeout: f
 
 def local_cluster_options(n_workers: int) -> dict:
     """``LocalCluster`` keywords of the call's own cluster: ``n_workers`` single-threaded processes, no
-    dashboard, the scheduler's HTTP server on a free port (no clash with another cluster's 8787)."""
+    dashboard, the scheduler's HTTP server on a free port of 127.0.0.1 (no clash with another cluster's 8787; not
+    reachable from other hosts)."""
     return {
         "n_workers": n_workers,
         "threads_per_worker": 1,
         "processes": True,
         "dashboard_address": None,
-        "scheduler_kwargs": {"dashboard_address": ":0"},
+        "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
     }
 
 
