@@ -50,15 +50,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-no-avx512
 
-# The numerical code's tests (not the workflow, scikit-learn's API checks, the pipeline's plumbing or aeon's
-# elastic distances, which compare aeon's numba code with itself and would only be compiled again), on the other
-# CPU dispatch.
 # The pipeline and HMAC's Dask on a one-node SLURM cluster that the tests start on this machine (root: Debian's
 # slurm-wlm, slurmdbd, munge and mariadb-server are installed if missing), then the kill-and-resume tests
 # (tests/cluster/, tests/workflow/test_faults.py; about 25 minutes)
 test-cluster: install-cluster
 	HLM_CLUSTER_TESTS=1 $(BIN)/python -m pytest tests/cluster tests/workflow/test_faults.py
 
+# The numerical code's tests (not the workflow, scikit-learn's API checks, the pipeline's plumbing or aeon's
+# elastic distances, which compare aeon's numba code with itself and would only be compiled again), on the other
+# CPU dispatch.
 test-no-avx512: $(STAMP)
 	$(NO_AVX512) $(BIN)/python -m pytest -m "not workflow and not checks and not plumbing and not aeon"
 
