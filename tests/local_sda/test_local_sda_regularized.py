@@ -1,6 +1,6 @@
 """Regularized local SDA (docs/local-sda-family-spec.md section 6): zeta = 0 is local SDA, zeta = 1 is
 P_ave alone, P_ave is a pmf and a known average, the row-by-row reference
-(tests/oracles/local_sda_regularized_reference.py) and the CV path."""
+(tests/oracles/local_sda_regularized_reference.py) and the CV path, in the marginal and the joint form."""
 
 import numpy as np
 import pytest
@@ -44,7 +44,8 @@ ZETAS = (1e-6, 1e-3, 0.1, 0.5, 0.9, 1.0)
 # ---------------------------------------------------------------- zeta = 0 and zeta = 1
 @pytest.mark.parametrize("degenerate", ["centroid", "knn", "exact"])
 @pytest.mark.parametrize("prior", ["local", "global"])
-def test_zeta_zero_is_local_sda_fallback_included(degenerate, prior):
+@pytest.mark.parametrize("form", ["marginal", "joint"])
+def test_zeta_zero_is_local_sda_fallback_included(degenerate, prior, form):
     rng = np.random.default_rng(21)
     n_fallback = 0
     for trial in range(6):
@@ -52,7 +53,7 @@ def test_zeta_zero_is_local_sda_fallback_included(degenerate, prior):
         for k in (1, 2, 3, 6, 12, 30):
             kw = {"n_neighbors": k, "prior": prior, "degenerate": degenerate, "max_support": 1000 if trial % 2 else 25}
             local = LocalSDA(**kw).fit(S_fit, y_fit)
-            reg = RegularizedLocalSDA(zeta=0.0, **kw).fit(S_fit, y_fit)
+            reg = RegularizedLocalSDA(zeta=0.0, form=form, **kw).fit(S_fit, y_fit)
             np.testing.assert_array_equal(reg.predict(S_val), local.predict(S_val))
             assert reg.n_degenerate_ == local.n_degenerate_
             n_fallback += local.n_degenerate_
@@ -84,12 +85,13 @@ def _direct_pave_labels(est: RegularizedLocalSDA, S_te) -> np.ndarray:
 
 
 @pytest.mark.parametrize("prior", ["local", "global"])
-def test_zeta_one_classifies_by_pave_alone(prior):
+@pytest.mark.parametrize("form", ["marginal", "joint"])
+def test_zeta_one_classifies_by_pave_alone(prior, form):
     rng = np.random.default_rng(22)
     for trial in range(6):
         S_fit, y_fit, S_val = _random_problem(rng, 75, 2 + trial % 3, STYLES[trial % 4])
         for k in (2, 6, 20):
-            est = RegularizedLocalSDA(n_neighbors=k, zeta=1.0, prior=prior).fit(S_fit, y_fit)
+            est = RegularizedLocalSDA(n_neighbors=k, zeta=1.0, prior=prior, form=form).fit(S_fit, y_fit)
             np.testing.assert_array_equal(est.predict(S_val), _direct_pave_labels(est, S_val))
 
 
@@ -153,21 +155,28 @@ def test_three_class_hand_example_on_a_three_point_support():
     """P_ave of S_THREE (k = 6; the leave-one-out models take the 5 others) is the mean of the hand-counted
     local pmfs above; every neighbourhood holds the three classes. The test row's model is local SDA's hand
     example (tests/local_sda/test_local_sda.py: c = 3/4 on the diagonal, 1/4 off it, t = (0.9, 0.6, 0.7)); P_ave is read
-    at the nearest points of Omega, (1, 1/2, 1/2), the local pmf at t itself."""
+    at the nearest points of Omega, (1, 1/2, 1/2), the local pmf at t itself. The marginal form mixes each
+    (g, h) pmf, the joint form the products over h."""
     est = RegularizedLocalSDA(n_neighbors=6, zeta=0.3).fit(S_THREE, Y_THREE)
     np.testing.assert_array_equal(est.support_.omega, OMEGA3)
     pave = np.array([[np.mean([_three_point_local_pmf(c) for c in C_LOO_THREE[g, h]], axis=0) for h in range(3)]
                      for g in range(3)])
     np.testing.assert_allclose(est.average_pmfs(), pave, rtol=0, atol=1e-9)  # lambda to Brent's tolerance
     t, j = np.array([0.9, 0.6, 0.7]), [2, 1, 1]
-    for zeta in (0.0, 0.3, 1.0):
-        local = np.array([[three_point_pmf(0.75 if g == h else 0.25, t[h]) for h in range(3)] for g in range(3)])
-        scores = np.log(1 / 3) + np.log((1 - zeta) * local + zeta * pave[:, range(3), j]).sum(axis=1)
-        expected = np.exp(scores - np.logaddexp.reduce(scores))
-        est = RegularizedLocalSDA(n_neighbors=6, zeta=zeta).fit(S_THREE, Y_THREE)
-        got = est.predict_proba(S_TE_THREE)[0]
-        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
-        assert est.predict(S_TE_THREE)[0] == "a" and est.n_degenerate_ == 0
+    local = np.array([[three_point_pmf(0.75 if g == h else 0.25, t[h]) for h in range(3)] for g in range(3)])
+    ave = pave[:, range(3), j]
+    for zeta in (0.0, 0.3, 0.8, 1.0):
+        marginal = np.log((1 - zeta) * local + zeta * ave).sum(axis=1)
+        joint = np.log((1 - zeta) * local.prod(axis=1) + zeta * ave.prod(axis=1))
+        for form, scores in (("marginal", marginal), ("joint", joint)):
+            expected = np.exp(scores - np.logaddexp.reduce(scores))
+            est = RegularizedLocalSDA(n_neighbors=6, zeta=zeta, form=form).fit(S_THREE, Y_THREE)
+            got = est.predict_proba(S_TE_THREE)[0]
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+            assert est.predict(S_TE_THREE)[0] == "a" and est.n_degenerate_ == 0
+        if 0 < zeta < 1:  # the two forms are different models between the ends
+            assert np.abs(np.exp(marginal - np.logaddexp.reduce(marginal))
+                          - np.exp(joint - np.logaddexp.reduce(joint))).max() > 1e-3
 
 
 def test_log_pave_is_computed_in_the_log_domain():
@@ -331,8 +340,9 @@ def test_nearest_point_of_the_support():
 def _score_tolerance(est, s, nb, log_pave: np.ndarray, pave_rel: float) -> float:
     """Bound on a regularized score's difference from the reference's: per (g, h) term, the test row's
     lambda difference times |d/d lambda (lambda t_h - log Z)| = |t_h - m(lambda)| <= |t_h| + max |w|, and
-    the difference of log P_ave ``pave_rel`` (logaddexp is 1-Lipschitz in each argument), plus ULPS ulp of
-    the magnitudes of the terms added."""
+    the difference of log P_ave ``pave_rel`` (logaddexp's two partial derivatives are positive and sum to 1),
+    plus ULPS ulp of the magnitudes of the terms added. The joint form's score, logaddexp of the two sums over h,
+    differs by at most the larger sum of the differences, so the same bound holds."""
     prior = None if est.prior == "local" else np.log(est.class_prior_)
     want = fit_row(est._S, s, nb, est._y_idx, est.support_, prior)
     got = _fit_row_fast(est._S, s, nb, est._y_idx, len(est.classes_), est.support_, prior)
@@ -354,7 +364,8 @@ def _score_tolerance(est, s, nb, log_pave: np.ndarray, pave_rel: float) -> float
 
 @pytest.mark.parametrize("degenerate", ["centroid", "knn", "exact"])
 @pytest.mark.parametrize("prior", ["local", "global"])
-def test_compiled_predict_equals_reference(degenerate, prior):
+@pytest.mark.parametrize("form", ["marginal", "joint"])
+def test_compiled_predict_equals_reference(degenerate, prior, form):
     """predict and predict_log_proba (compiled) == the row-by-row reference: the same labels and fallback
     rows for every zeta; the log posteriors within twice the bound on the scores' difference; the
     posteriors sum to 1 and are 0 for the classes absent from the neighbourhood."""
@@ -363,7 +374,7 @@ def test_compiled_predict_equals_reference(degenerate, prior):
     for trial in range(4):
         S_fit, y_fit, S_val = _random_problem(rng, 60, 2 + trial % 3, STYLES[trial % 4])
         for k in (1, 3, 12):
-            base = RegularizedLocalSDA(n_neighbors=k, prior=prior, degenerate=degenerate,
+            base = RegularizedLocalSDA(n_neighbors=k, prior=prior, degenerate=degenerate, form=form,
                                        max_support=1000 if trial % 2 else 25).fit(S_fit, y_fit)
             log_pave = ref.log_average_pmfs(base._S, base._y_idx, len(base.classes_), base.support_, k)
             # test_pave_equals_reference's bound, relative (so on log P_ave): r |lambda difference| + rounding
@@ -415,13 +426,14 @@ def test_predict_grid_equals_refits_for_every_option():
     rng = np.random.default_rng(29)
     S_fit, y_fit, S_val = _random_problem(rng, 80, 3, "rounded")
     grid = [{"n_neighbors": k, "zeta": z} for k in (1, 2, 8, 32, 128) for z in (0.0, 1e-6, 0.1, 0.9, 1.0)]
-    for degenerate in ("centroid", "knn", "exact"):
-        est = RegularizedLocalSDA(degenerate=degenerate, prior="global", max_support=30)
+    for degenerate, form in (("centroid", "marginal"), ("knn", "joint"), ("exact", "joint")):
+        est = RegularizedLocalSDA(degenerate=degenerate, prior="global", max_support=30, form=form)
         fast, slow = est.predict_grid(S_fit, y_fit, S_val, grid), predict_each(est, S_fit, y_fit, S_val, grid)
         for params, a, b in zip(grid, fast, slow):
             np.testing.assert_array_equal(a, b, err_msg=str(params))
         assert len({tuple(a) for a in fast}) > 1
-    mixed = [{"n_neighbors": 4, "max_support": 10}, {"zeta": 0.5}, {"n_neighbors": 4, "prior": "global", "zeta": 0.0}]
+    mixed = [{"n_neighbors": 4, "max_support": 10}, {"zeta": 0.5}, {"n_neighbors": 4, "prior": "global", "zeta": 0.0},
+             {"zeta": 0.5, "form": "joint"}]
     est = RegularizedLocalSDA()
     for a, b in zip(est.predict_grid(S_fit, y_fit, S_val, mixed), predict_each(est, S_fit, y_fit, S_val, mixed)):
         np.testing.assert_array_equal(a, b)
@@ -444,4 +456,4 @@ def test_cross_val_score_and_posteriors():
 
 def test_bad_input_and_params():
     check_bad_input(RegularizedLocalSDA, ({"n_neighbors": 0}, {"zeta": -0.1}, {"zeta": 1.1}, {"prior": "flat"},
-                                          {"degenerate": "drop"}, {"max_support": 1}))
+                                          {"degenerate": "drop"}, {"max_support": 1}, {"form": "product"}))

@@ -171,16 +171,21 @@ def local_terms(model: RowModel, support) -> np.ndarray:
     return out
 
 
-def log_scores(model: RowModel, support, log_pave: np.ndarray, zeta: float) -> np.ndarray:
-    """log P(g) + sum_h log((1 - zeta) P(psi(x, mu_h) | g) + zeta P_ave(omega_j | g, h)), omega_j the point
-    of Omega nearest to psi(x, mu_h), per class of G_x (zeta > 0); ``log_pave`` from ``log_average_pmfs``."""
+def log_scores(model: RowModel, support, log_pave: np.ndarray, zeta: float, form: str = "marginal") -> np.ndarray:
+    """log P(g) + sum_h log((1 - zeta) P(psi(x, mu_h) | g) + zeta P_ave(omega_j | g, h)) (the marginal form), or
+    log P(g) + log((1 - zeta) prod_h P(psi(x, mu_h) | g) + zeta prod_h P_ave(omega_j | g, h)) (the joint form),
+    omega_j the point of Omega nearest to psi(x, mu_h), per class of G_x (zeta > 0); ``log_pave`` from
+    ``log_average_pmfs``."""
     local = local_terms(model, support)
     scores = model.log_prior.astype(np.float64).copy()
     for g, cg in enumerate(model.classes):
-        for h, ch in enumerate(model.classes):
-            ave = log_pave[cg, ch, nearest(support.omega, model.t[h])]
-            with np.errstate(divide="ignore"):  # log(1 - zeta) = -inf at zeta = 1
-                scores[g] += np.logaddexp(np.log1p(-zeta) + local[g, h], np.log(zeta) + ave)
+        ave = np.array([log_pave[cg, ch, nearest(support.omega, model.t[h])] for h, ch in enumerate(model.classes)])
+        with np.errstate(divide="ignore"):  # log(1 - zeta) = -inf at zeta = 1
+            keep, reg = np.log1p(-zeta), np.log(zeta)
+            if form == "joint":
+                scores[g] += np.logaddexp(keep + local[g].sum(), reg + ave.sum())
+            else:
+                scores[g] += np.logaddexp(keep + local[g], reg + ave).sum()
     return scores
 
 
@@ -196,7 +201,7 @@ def predict_row(est, s: np.ndarray, nb: np.ndarray, log_pave: np.ndarray) -> tup
     model = fit_row(est._S, s, nb, est._y_idx, est.support_, prior)
     scores = None
     if est.zeta > 0:
-        scores = log_scores(model, est.support_, log_pave, float(est.zeta))
+        scores = log_scores(model, est.support_, log_pave, float(est.zeta), est.form)
     elif exact or np.all(model.status == "ok"):
         scores = local_log_scores(model, est.support_, exact=exact)
     return scored_or_fallback(est, scores, model.classes, y_nb, model.t)

@@ -426,7 +426,7 @@ def evaluation_parts(wildcards, kind):
 DATA_PRIORITY = 100
 COSTLY_METHODS = {"hlm_vsh": 20, "svm_knn": 10, "kri_knn": 10, "psvm": 10, "svm_features_rbf": 5, "krr_knn": 5,
                   "hlm_gknn": 5, "hlm_agg": 5, "svm_knn_features": 10, "svm_knn_flip": 10, "svm_knn_shift": 5,
-                  "local_sda_regularized": 10}
+                  "local_sda_regularized": 10, "local_sda_regularized_joint": 10}
 
 
 def method_priority(method):

@@ -28,7 +28,10 @@ Details [P: spec §6]:
   constraint is no longer fatal; the row falls back to the ``degenerate`` rule (centroid, knn; exact:
   centroid) only if every class scores -inf (P_ave and the local pmf both 0 somewhere).
 - Only the discrete support (spec §2): P_ave is an average of pmfs on Omega.
-- The joint regularization the paper also mentions (by prod_h P_ave(s_h | g)) is not implemented.
+- The joint form (``form="joint"``) [V: section II, "one could regularize the joint class-conditional pmfs with
+  the quantity prod_h P_ave(s_h | g)"]: P~(T(x) | g) = (1 - zeta) prod_h P(psi(x, mu_h) | g) + zeta prod_h
+  P_ave(s_h | g), with the same P, P_ave and nearest point of Omega as the marginal form; zeta = 0 and zeta = 1
+  are the same classifiers in both forms.
 - ``predict_proba``: the posteriors proportional to P(g) prod_h P~(psi(x, mu_h) | g) over the classes
   present in N; 0 for the others; a row of one class or that falls back: 1 for its class.
 - The leave-one-out models' lambdas are local SDA's roots (same statuses, Brent to the same
@@ -133,7 +136,9 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
         P~(psi(x, mu_h) | g) = (1 - zeta) P(psi(x, mu_h) | g) + zeta P_ave(s_h | g),   zeta in [0, 1],
 
     P being local SDA's exponential pmf on its discrete support Omega; the joint is the product over h
-    and the decision is eq. (1) with 0-1 cost. P_ave(. | g, h) is the mean of the pmfs of the fit
+    and the decision is eq. (1) with 0-1 cost. The joint form regularizes the product instead,
+    P~(T(x) | g) = (1 - zeta) prod_h P(psi(x, mu_h) | g) + zeta prod_h P_ave(s_h | g) (section II).
+    P_ave(. | g, h) is the mean of the pmfs of the fit
     objects' leave-one-out local SDA models (estimated on the fit set, per k) [P]. A degenerate local
     pmf is no longer fatal for zeta > 0: a row falls back only if every class scores -inf.
 
@@ -154,6 +159,9 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
     degenerate : {"centroid", "knn", "exact"}, default="centroid"
         Local SDA's fallback rule, used for zeta = 0 as local SDA uses it, and for zeta > 0 when every
         class scores -inf ("exact": the centroid rule) [P].
+    form : {"marginal", "joint"}, default="marginal"
+        What the convex combination regularizes: each marginal pmf (the form above), or the joint
+        class-conditional pmf, the product over h (the other form of section II).
 
     Attributes
     ----------
@@ -202,6 +210,12 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
     >>> print(P_ave.sum(axis=2).round(6))
     [[1. 1.]
      [1. 1.]]
+
+    The joint form mixes the products over h instead:
+
+    >>> joint = RegularizedLocalSDA(n_neighbors=8, zeta=0.1, form="joint").fit(S, y)
+    >>> print(joint.predict(S_test), joint.n_degenerate_)
+    [0 1] 0
     """
 
     _parameter_constraints = {
@@ -210,6 +224,7 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
         "max_support": [Interval(Integral, 2, None, closed="left")],
         "prior": [StrOptions({"local", "global"})],
         "degenerate": [StrOptions({"centroid", "knn", "exact"})],
+        "form": [StrOptions({"marginal", "joint"})],
     }
 
     _path_params = ("zeta",)  # one fit (P_ave) per k serves every zeta; one ranking serves every k
@@ -221,12 +236,14 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
         max_support: int = 1000,
         prior: str = "local",
         degenerate: str = "centroid",
+        form: str = "marginal",
     ):
         self.n_neighbors = n_neighbors
         self.zeta = zeta
         self.max_support = max_support
         self.prior = prior
         self.degenerate = degenerate
+        self.form = form
 
     def fit(self, S, y):
         """Omega and P_ave from the fit set (spec §1: estimated on the fit set only).
@@ -399,7 +416,7 @@ class RegularizedLocalSDA(CompiledKernels, SimilarityClassifier):
             len(self.classes_), np.ascontiguousarray(self.support_.omega, dtype=np.float64), support_mode,
             np.ascontiguousarray(log_prior, dtype=np.float64), self.prior == "global",
             _DEGENERATE_CODE[self.degenerate], np.ascontiguousarray(self.class_prior_, dtype=np.float64),
-            *self._loo, zetas,
+            *self._loo, zetas, self.form == "joint",
         )
         _raise_brent_error(err, err_x, err_row)
         return out.astype(np.intp), fell_back, log_post

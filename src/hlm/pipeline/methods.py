@@ -273,6 +273,12 @@ METHODS.update(
             estimator="hlm.local_sda:RegularizedLocalSDA",
             default_grid={"n_neighbors": PAPER_K_GRID, "zeta": ZETA_GRID},
         ),
+        # section II's other form: the joint class-conditional pmf regularized by prod_h P_ave(s_h | g)
+        "local_sda_regularized_joint": MethodSpec(
+            id="local_sda_regularized_joint", label="regularized local SDA (joint)", input="similarity",
+            posteriors=True, estimator="hlm.local_sda:RegularizedLocalSDA",
+            default_grid={"n_neighbors": PAPER_K_GRID, "zeta": ZETA_GRID}, default_fixed={"form": "joint"},
+        ),
     }
 )
 

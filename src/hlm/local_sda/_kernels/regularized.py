@@ -219,10 +219,12 @@ def _nearest_nb(omega, t):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, support_mode, log_prior_global, global_prior,
-                              mode, class_prior, loo_lam, loo_z, loo_count, zetas):  # pragma: no cover - compiled
+                              mode, class_prior, loo_lam, loo_z, loo_count, zetas, joint):  # pragma: no cover
     """Regularized local SDA for every row and every zeta in ``zetas``: one local SDA model per row serves
-    every zeta. log P~(psi(x, mu_h) | g) = logaddexp(log(1 - zeta) + log P(psi(x, mu_h) | g),
-    log zeta + log P_ave(omega_j | g, h)), omega_j the point of Omega nearest to psi(x, mu_h) and P_ave
+    every zeta. The marginal form: log P~(psi(x, mu_h) | g) = logaddexp(log(1 - zeta) + log P(psi(x, mu_h) | g),
+    log zeta + log P_ave(omega_j | g, h)), summed over h; the joint form (``joint``): log P~(T(x) | g) =
+    logaddexp(log(1 - zeta) + sum_h log P(psi(x, mu_h) | g), log zeta + sum_h log P_ave(omega_j | g, h));
+    omega_j the point of Omega nearest to psi(x, mu_h) and P_ave
     from the leave-one-out pmfs (``loo_*`` of ``_loo_pmfs_nb``, by ``_log_pave_at_nb``); the local
     log pmf is local SDA's term (``exact``'s for a degenerate constraint). zeta = 0 is local SDA itself,
     its fallback included; for zeta > 0 the row falls back only if every class scores -inf. The rows'
@@ -295,8 +297,16 @@ def _regularized_predict_rows(S, S_te, nbs, y_idx, n_classes, omega, support_mod
                 log_zeta = np.log(zeta)
                 scores = log_prior.copy()
                 for g in range(G):
-                    for h in range(G):
-                        scores[g] += _logaddexp_nb(log_keep + local[g, h], log_zeta + ave[g, h])
+                    if joint:
+                        log_local = 0.0
+                        log_ave = 0.0
+                        for h in range(G):
+                            log_local += local[g, h]
+                            log_ave += ave[g, h]
+                        scores[g] += _logaddexp_nb(log_keep + log_local, log_zeta + log_ave)
+                    else:
+                        for h in range(G):
+                            scores[g] += _logaddexp_nb(log_keep + local[g, h], log_zeta + ave[g, h])
                 winner = _decide_nb(scores, classes, n_classes, class_prior, y_nb, log_post[zi, i])
             if winner < 0:
                 fell_back[zi, i] = True
