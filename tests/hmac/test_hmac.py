@@ -199,6 +199,33 @@ def test_hmac_duplicates_allowed_share_a_cluster(blobs2):
     assert res.levels[0].changed == (res.levels[0].n_clusters < X.shape[0] - 1)
 
 
+def test_non_nested_levels_are_each_the_one_level_hmac_of_their_bandwidth(blobs2):
+    """Section 5.4's option of no nesting: every level climbs from the points, so level l is the first (and
+    only) level of HMAC at sigma_l alone, bit for bit (the same climb of the same starts); a level's parent is
+    its labels (it starts from the singletons), and ``changed`` says whether the partition moved."""
+    X = blobs2[0]
+    bw = bandwidth_sequence(X, 8)
+    flat = hmac(X, bw, nested=False)
+    assert flat.nested is False and hmac(X, bw).nested is True
+    prev = None
+    for sigma, level in zip(bw, flat.levels):
+        alone = hmac(X, [sigma]).levels[0]
+        np.testing.assert_array_equal(level.labels, alone.labels)
+        np.testing.assert_array_equal(level.modes, alone.modes)
+        np.testing.assert_array_equal(level.density, alone.density)
+        np.testing.assert_array_equal(level.parent, level.labels)
+        np.testing.assert_allclose(level.density, log_kde(X, level.modes, level.bandwidth), rtol=1e-12)
+        assert level.changed == (alone.changed if prev is None else not np.array_equal(level.labels, prev))
+        prev = level.labels
+    # three separated components: both ways find them, as the same partition, at the same levels
+    nested = hmac(X, bw)
+    for a, b in zip(nested.levels, flat.levels):
+        if a.n_clusters == 3 or b.n_clusters == 3:
+            assert a.n_clusters == b.n_clusters == 3
+            np.testing.assert_array_equal(a.labels, b.labels)
+            np.testing.assert_array_equal(b.labels, blobs2[1])
+
+
 # --- parallel approaches on Dask --------------------------------------------------------------------------
 
 
@@ -240,6 +267,9 @@ def test_parallel_in_5d_through_the_scheduler_address(dask_cluster):
     serial = hmac(X, bw)
     for approach in ("I", "II"):
         assert_same(serial, hmac(X, bw, parallel=approach, scheduler=cluster.scheduler_address), 1e-6)
+    for approach in ("I", "II"):  # the non-nested levels, each climbed in parallel
+        assert_same(hmac(X, bw, nested=False),
+                    hmac(X, bw, nested=False, parallel=approach, scheduler=cluster.scheduler_address), 1e-6)
     # n_workers with a scheduler: how many of its workers to use
     assert_same(serial, hmac(X, bw, parallel="I", scheduler=cluster.scheduler_address, n_workers=1), 1e-6)
 
@@ -297,6 +327,7 @@ def test_bad_parallel_options(blobs2):
         ({"parallel": "I", "n_workers": 0}, "n_workers"),
         ({"parallel": "I", "n_workers": 1.5}, "n_workers"),
         ({"parallel": "II", "scheduler": 8786}, "scheduler"),
+        ({"nested": "no"}, "nested"),
     ]:
         with pytest.raises(ConfigError) as exc:
             hmac(X, **kwargs)

@@ -120,8 +120,10 @@ def store(tmp_path, monkeypatch):
 
 def test_hmac_stage_writes_the_levels_figure_and_mlflow_run(tmp_path, store):
     """Wine z-scored (its registry standardizes it): the Parquet rows are HMAC's levels at the configured
-    bandwidths; MLflow gets one run whose steps are the levels' cluster counts."""
+    bandwidths, nested and not (section 5.4), with their adjusted Rand index; MLflow gets one run whose steps
+    are the levels' cluster counts."""
     import mlflow
+    from sklearn.metrics import adjusted_rand_score
 
     from hlm.datasets._artifacts import read_metadata
     from hlm.datasets._prepare import load_vectors
@@ -132,7 +134,7 @@ def test_hmac_stage_writes_the_levels_figure_and_mlflow_run(tmp_path, store):
 
     spec = load_registry(ROOT / "config/datasets.yaml", names=["wine"])["wine"]
     out, fig = tmp_path / "wine.parquet", tmp_path / "hmac_wine.png"
-    settings = {"n_levels": 6, "low": 0.2, "high": 1.2}
+    settings = {"n_levels": 6, "low": 0.2, "high": 1.2, "non_nested": True}
     hmac_levels(dataset="wine", entry=entry_of("wine"), outputs={"runs": str(out), "figure": str(fig)},
                 settings=settings, tags={"config_hash": "c", "git_commit": "g"}, root=ROOT)
     frame = pd.read_parquet(out)
@@ -141,6 +143,10 @@ def test_hmac_stage_writes_the_levels_figure_and_mlflow_run(tmp_path, store):
     direct = hmac(X, bandwidth_sequence(X, 6, 0.2, 1.2))
     assert frame.n_clusters.tolist() == [int(c) for c in direct.n_clusters]
     assert all(np.array_equal(np.asarray(a), b.labels) for a, b in zip(frame["labels"], direct.levels))
+    flat = hmac(X, bandwidth_sequence(X, 6, 0.2, 1.2), nested=False)
+    assert frame.n_clusters_non_nested.tolist() == [int(c) for c in flat.n_clusters]
+    for a, b, ari, level in zip(frame["labels_non_nested"], flat.levels, frame.ari_non_nested, direct.levels):
+        assert np.array_equal(np.asarray(a), b.labels) and ari == adjusted_rand_score(level.labels, b.labels)
     assert fig.read_bytes()[:4] == b"\x89PNG"
     meta = read_metadata(out)
     assert (meta["n"], meta["p"], meta["approach"], meta["standardize"]) == (178, 13, "serial", True)
@@ -153,8 +159,9 @@ def test_hmac_stage_writes_the_levels_figure_and_mlflow_run(tmp_path, store):
     assert tracking.log_hmac(dataset="wine", path=out, tags={}, params={}) == run_id  # same file: not again
     hmac_report([str(out)], csv_out=str(tmp_path / "hmac.csv"), md_out=str(tmp_path / "hmac.md"))
     md = (tmp_path / "hmac.md").read_text()
-    assert "## wine" in md and "178 points, 13 features; serial" in md
-    assert len(pd.read_csv(tmp_path / "hmac.csv")) == 6
+    assert "## wine" in md and "178 points, 13 features; serial" in md and "Without nesting:" in md
+    csv = pd.read_csv(tmp_path / "hmac.csv")
+    assert len(csv) == 6 and csv.n_clusters_non_nested.tolist() == frame.n_clusters_non_nested.tolist()
 
 
 def test_hmac_stage_names_the_data_set_and_the_config_field_for_duplicates(tmp_path):
@@ -165,6 +172,6 @@ def test_hmac_stage_names_the_data_set_and_the_config_field_for_duplicates(tmp_p
     with pytest.raises(DataError) as exc:
         hmac_levels(dataset="iris", entry=entry_of("iris"),
                     outputs={"runs": str(tmp_path / "a.parquet"), "figure": str(tmp_path / "a.png")},
-                    settings={"n_levels": 3, "low": 0.1, "high": 1.0}, tags={}, root=ROOT)
+                    settings={"n_levels": 3, "low": 0.1, "high": 1.0, "non_nested": True}, tags={}, root=ROOT)
     one_line(exc, "HMAC on data set 'iris': X: rows 101 and 142 are identical (duplicate points); set "
                         "hmac.allow_duplicates: true to cluster them together")

@@ -4,7 +4,9 @@ Given bandwidths ``sigma_1 < ... < sigma_eta``, HMAC starts from every point as 
 ``sigma -> 0``). At level ``l`` the modes of level ``l - 1`` (at level 1: the points) climb by modal EM
 (:func:`modal_em`) on the Gaussian KDE of *all* ``n`` points at ``sigma_l``; converged points closer than
 ``merge_tol * sigma_l`` are merged (single linkage), and each new cluster's mode is its member of highest
-density. The clusterings are nested: a point's label at level ``l`` is ``parent_l[label_{l-1}]``.
+density. The clusterings are nested: a point's label at level ``l`` is ``parent_l[label_{l-1}]``. HMAC's
+option of no nesting (section 5.4, ``nested=False``) climbs every point at every level instead, so each level is
+the one-level HMAC of its bandwidth.
 
 Clusters are in a canonical order, by their smallest member index, so results of the serial and the
 parallel approaches (``parallel="I"`` / ``"II"``, :mod:`hlm.hmac._parallel`) compare cluster by
@@ -62,10 +64,12 @@ class ModeClustering:
         ``bincount(labels)``; every size >= 1.
     parent : ndarray of shape (m_prev,), int
         Cluster of level ``l - 1`` -> cluster of this level. At the first level the preceding clustering is
-        the ``n`` singletons (``sigma -> 0``), so ``parent`` is (n,) and equals ``labels``.
+        the ``n`` singletons (``sigma -> 0``), so ``parent`` is (n,) and equals ``labels``; so it is at every
+        level of a non-nested run, whose levels each start from the singletons.
     changed : bool
-        The clustering differs from the preceding level's (``m < m_prev``; first level: ``m`` below the
-        number of distinct points, as identical points, with ``allow_duplicates``, share a cluster from the start).
+        The clustering differs from the preceding level's (nested: ``m < m_prev``; non-nested: another
+        partition; first level: ``m`` below the number of distinct points, as identical points, with
+        ``allow_duplicates``, share a cluster from the start).
     density : ndarray of shape (m,), float64
         log KDE density at each mode, at this bandwidth.
     n_clusters : int
@@ -113,14 +117,16 @@ class HMACResult:
     Attributes
     ----------
     levels : list of ModeClustering
-        The clustering of each bandwidth, nested: a point's label at level ``l`` is
+        The clustering of each bandwidth; nested (the default): a point's label at level ``l`` is
         ``levels[l].parent[levels[l - 1].labels]``.
     bandwidths : ndarray of shape (eta,), float64
         The bandwidths, increasing.
     n_iter : ndarray of shape (eta,), int, or None
         The largest number of MEM iterations of any start at each level.
+    nested : bool
+        Whether each level climbed from the preceding level's modes (True) or from every point (False).
     n_clusters : ndarray of shape (eta,)
-        Number of clusters per level, non-increasing (a property).
+        Number of clusters per level, non-increasing when nested (a property).
 
     Examples
     --------
@@ -139,10 +145,11 @@ class HMACResult:
     levels: list[ModeClustering]
     bandwidths: np.ndarray
     n_iter: np.ndarray | None = None
+    nested: bool = True
 
     @property
     def n_clusters(self) -> np.ndarray:
-        """(eta,) number of clusters per level (non-increasing)."""
+        """(eta,) number of clusters per level (non-increasing when nested)."""
         return np.array([level.n_clusters for level in self.levels], dtype=np.intp)
 
 
@@ -247,8 +254,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def run_levels(data: Centred, bandwidths: np.ndarray, climber, merge_tol: float) -> HMACResult:
-    """HMAC's bottom-up pass; ``climber(Z, sigma) -> (modes, n_iter, n_unconverged)`` on centred points."""
+def run_levels(data: Centred, bandwidths: np.ndarray, climber, merge_tol: float, nested: bool = True) -> HMACResult:
+    """HMAC's bottom-up pass; ``climber(Z, sigma) -> (modes, n_iter, n_unconverged)`` on centred points.
+    Nested: each level climbs from the preceding level's modes; else from every point (section 5.4)."""
     n = data.C.shape[0]
     starts = data.C
     prev_labels = np.arange(n)
@@ -256,25 +264,27 @@ def run_levels(data: Centred, bandwidths: np.ndarray, climber, merge_tol: float)
     levels, n_iters = [], []
     for sigma in bandwidths:
         sigma = float(sigma)
-        Z, n_iter, _ = climber(starts, sigma)
+        Z, n_iter, _ = climber(starts if nested else data.C, sigma)
         dens = data.log_density(Z, sigma)
         parent, reps = merge_modes(Z, dens, sigma, merge_tol)
-        labels = parent[prev_labels]
-        starts = np.ascontiguousarray(Z[reps])
+        labels = parent[prev_labels] if nested else parent
+        modes = np.ascontiguousarray(Z[reps])
+        changed = reps.size < prev_count if nested or not levels else not np.array_equal(labels, prev_labels)
         levels.append(
             ModeClustering(
                 bandwidth=sigma,
-                modes=_frozen(starts + data.mean),
+                modes=_frozen(modes + data.mean),
                 labels=_frozen(labels),
                 sizes=_frozen(np.bincount(labels, minlength=reps.size)),
                 parent=_frozen(parent),
-                changed=bool(reps.size < prev_count),
+                changed=bool(changed),
                 density=_frozen(dens[reps]),
             )
         )
         n_iters.append(int(n_iter.max(initial=0)))
+        starts = modes
         prev_labels, prev_count = labels, reps.size
-    return HMACResult(levels, _frozen(np.array(bandwidths, dtype=np.float64)), _frozen(np.array(n_iters)))
+    return HMACResult(levels, _frozen(np.array(bandwidths, dtype=np.float64)), _frozen(np.array(n_iters)), nested)
 
 
 def hmac(
@@ -285,6 +295,7 @@ def hmac(
     max_iter: int = 500,
     merge_tol: float = MERGE_TOL,
     allow_duplicates: bool = False,
+    nested: bool = True,
     parallel=None,
     n_workers=None,
     scheduler=None,
@@ -297,7 +308,8 @@ def hmac(
     HMAC starts from every point as its own cluster (``sigma -> 0``); at level ``l`` the modes of level
     ``l - 1`` (at level 1: the points) climb by modal EM (:func:`modal_em`) on the Gaussian KDE of all ``n``
     points at ``sigma_l``; converged points closer than ``merge_tol * sigma_l`` are merged (single linkage),
-    and each new cluster's mode is its member of highest density. The clusterings are nested.
+    and each new cluster's mode is its member of highest density. The clusterings are nested, unless
+    ``nested=False`` (section 5.4: every level climbs from the points).
 
     Parameters
     ----------
@@ -314,6 +326,10 @@ def hmac(
         Converged points within ``merge_tol * sigma_l`` form one mode (spec section 2).
     allow_duplicates : bool, default=False
         Duplicate rows are rejected (DataError) unless True; then they share a cluster (spec section 6).
+    nested : bool, default=True
+        True: each level climbs from the preceding level's modes, so the clusterings are nested (a dendrogram).
+        False: HMAC's option of no nesting (section 5.4): every level climbs from every point, so level ``l``
+        is ``hmac(X, [bandwidths[l]])``'s one level, and the levels need not nest.
     parallel : {None, "I", "II"}, default=None
         None (serial), ``"I"`` (each MEM iteration's sums split over Dask workers, section 5.2) or ``"II"``
         (the starts split over workers, section 5.3); the results equal the serial ones up to rounding.
@@ -363,11 +379,21 @@ def hmac(
     >>> counts = hmac(X).n_clusters
     >>> print(len(counts), bool((counts[1:] <= counts[:-1]).all()), counts[-1])
     20 True 1
+
+    Without nesting, each level is the one-level HMAC of its bandwidth:
+
+    >>> flat = hmac(X, [1.5, 3.0, 20.0], nested=False)
+    >>> print(flat.n_clusters, flat.nested)
+    [3 3 1] False
+    >>> print(bool((flat.levels[1].labels == hmac(X, [3.0]).levels[0].labels).all()))
+    True
     """
     if parallel not in PARALLEL:
         raise ConfigError(f"parallel must be None, 'I' or 'II', got {parallel!r}")
     if parallel is None and (n_workers is not None or scheduler is not None):
         raise ConfigError("n_workers and scheduler need parallel='I' or 'II'")
+    if not isinstance(nested, (bool, np.bool_)):
+        raise ConfigError(f"nested must be a bool, got {nested!r}")
     if parallel is not None:
         from hlm.hmac._parallel import check_workers
 
@@ -389,7 +415,7 @@ def hmac(
             warn_unconverged(out[2], Z.shape[0], max_iter, sigma)
             return out
 
-        return run_levels(data, bandwidths, climber, merge_tol)
+        return run_levels(data, bandwidths, climber, merge_tol, nested)
     from hlm.hmac._parallel import parallel_hmac
 
     return parallel_hmac(
@@ -399,6 +425,7 @@ def hmac(
         tol=tol,
         max_iter=max_iter,
         merge_tol=merge_tol,
+        nested=nested,
         n_workers=n_workers,
         scheduler=scheduler,
         connect_timeout=connect_timeout,

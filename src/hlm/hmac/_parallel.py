@@ -199,6 +199,7 @@ def parallel_hmac(
     tol: float,
     max_iter: int,
     merge_tol: float,
+    nested: bool = True,
     n_workers=None,
     scheduler=None,
     connect_timeout: float = 5.0,
@@ -217,6 +218,6 @@ def parallel_hmac(
         # as_current: the actors of approach I bind to the current client (get_client), which must be this one
         climber, handles = make(client, data, tol, max_iter, block_bytes, n_workers)
         try:
-            return run_levels(data, bandwidths, climber, merge_tol)
+            return run_levels(data, bandwidths, climber, merge_tol, nested)
         finally:
             client.cancel(handles)  # frees the workers' copies on a scheduler that outlives the call

@@ -11,7 +11,7 @@ import pandas as pd
 log = logging.getLogger("hlm")
 
 TABLE_COLUMNS = ["dataset", "n", "p", "approach", "workers", "seconds", "level", "bandwidth", "n_clusters",
-                 "changed", "largest"]
+                 "changed", "largest", "n_clusters_non_nested", "ari_non_nested"]
 
 
 def hmac_table(frames: dict) -> pd.DataFrame:
@@ -23,7 +23,9 @@ def hmac_table(frames: dict) -> pd.DataFrame:
                          "workers": meta.get("workers"), "seconds": float(r["total_seconds"]),
                          "level": int(r["level"]), "bandwidth": float(r["bandwidth"]),
                          "n_clusters": int(r["n_clusters"]), "changed": bool(r["changed"]),
-                         "largest": int(max(r["sizes"]))})
+                         "largest": int(max(r["sizes"])),
+                         "n_clusters_non_nested": r.get("n_clusters_non_nested", pd.NA),
+                         "ari_non_nested": r.get("ari_non_nested", np.nan)})
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
@@ -33,16 +35,22 @@ def hmac_markdown(frames: dict, table: pd.DataFrame) -> str:
              "Hierarchical mode association clustering (dissertation chapters 4.2 and 5; docs/hmac-spec.md) of "
              "each data set's feature vectors (z-scored where the registry standardizes them), at the bandwidths "
              "σ equally spaced in [low σ̂, high σ̂] (σ̂: the largest feature sd). A level marked `=` has the "
-             "clustering of the level below it. Figures: results/figures/hmac_{dataset}.png.", ""]
+             "clustering of the level below it. \"Non-nested\": HMAC's option of no nesting (section 5.4), every "
+             "level climbed from every point; ARI: its adjusted Rand index with the nested level (1: the same "
+             "partition). Figures: results/figures/hmac_{dataset}.png.", ""]
     for dataset, (_, meta) in frames.items():
         t = table[table.dataset == dataset]
         lines += [f"## {dataset}", "",
                   f"{meta.get('n')} points, {meta.get('p')} features; {meta.get('approach')} "
                   f"({meta.get('workers')} worker(s)): {float(meta.get('seconds', np.nan)):.2f} s for all levels.",
-                  "", "| level | σ | clusters | largest | |", "|---|---|---|---|---|"]
+                  *([f"Without nesting: {float(meta['non_nested_seconds']):.2f} s for all levels."]
+                    if pd.notna(meta.get("non_nested_seconds", np.nan)) else []),
+                  "", "| level | σ | clusters | largest | | non-nested clusters | ARI |",
+                  "|---|---|---|---|---|---|---|"]
         for _, r in t.iterrows():
+            flat = (f"{r.n_clusters_non_nested} | {r.ari_non_nested:.3f}" if pd.notna(r.ari_non_nested) else "– | –")
             lines.append(f"| {r.level} | {r.bandwidth:.4g} | {r.n_clusters} | {r.largest} | "
-                         f"{'' if r.changed else '='} |")
+                         f"{'' if r.changed else '='} | {flat} |")
         lines.append("")
     return "\n".join(lines)
 
