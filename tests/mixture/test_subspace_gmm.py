@@ -465,6 +465,37 @@ def test_sep_discriminant_dimension_and_fallback_without_usable_levels(waveform_
     assert m.bandwidth_ is None and m.hmac_levels_ == 2
 
 
+@pytest.mark.parametrize("subspace", ["mpca", "mpca_mean"])
+def test_every_candidates_model_is_the_fit_under_its_subspace(waveform_split, subspace):
+    """Section 4.5.4 (Figures 4.1-4.2; spec 5.1): ``candidate_predict``'s row of a candidate is the model fitted
+    under that candidate's subspace, which ``level_subspaces`` gives for its level; so it equals a fit with that
+    subspace given (no search): the same decisions on the test part and the same training log-likelihood to the
+    GEM's tolerance. The chosen row is ``predict``; ``level_subspaces`` has every HMAC level, orthonormal, its
+    candidates flagged as ``candidates_`` has them."""
+    Xtr, ytr, Xte, _ = waveform_split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gmm = SubspaceGMMClassifier(3, 4, subspace, random_state=0).fit(Xtr, ytr)
+        levels = gmm.level_subspaces(Xtr, ytr)
+        rows = gmm.candidate_predict(Xte)
+        assert len(levels) == gmm.hmac_levels_ == 20 and rows.shape == (len(gmm.candidates_), len(Xte))
+        assert [lv["level"] for lv in levels if lv["candidate"]] == [c["level"] for c in gmm.candidates_]
+        chosen = int(np.argmax([c["log_likelihood"] for c in gmm.candidates_]))
+        np.testing.assert_array_equal(rows[chosen], gmm.predict(Xte))
+        by_level = {lv["level"]: lv["subspace"] for lv in levels}
+        for c, row in zip(gmm.candidates_, rows):
+            V = by_level[c["level"]]
+            np.testing.assert_allclose(V.T @ V, np.eye(4), atol=1e-12)
+            given = SubspaceGMMClassifier(3, 4, V, random_state=0).fit(Xtr, ytr)
+            np.testing.assert_array_equal(row, given.predict(Xte))
+            # the ridge's penalty and the class-prior term are the same for both fits
+            assert given.log_likelihood_ == pytest.approx(c["log_likelihood"], rel=1e-6)
+    assert len({tuple(r) for r in rows}) > 1  # the candidates are different models
+    assert SubspaceGMMClassifier(3, 2, "mpca_mean").level_subspaces(Xtr, ytr) == []  # d < K: no search
+    with pytest.raises(NotFittedError):
+        SubspaceGMMClassifier().candidate_predict(Xte)
+
+
 # ---------------------------------------------------------------------- 8. plumbing
 
 

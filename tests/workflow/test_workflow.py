@@ -113,7 +113,7 @@ def test_dry_run_of_default_config(project):
     for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only (Sonar)
         assert counts[f"incremental_{scheme}"] == 1
     assert counts["incremental_report"] == 1
-    for rule in ("online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "plane"):
+    for rule in ("online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "subspace_selection", "plane"):
         assert counts[rule] == 1, rule
     assert counts["hmac"] == 2 and counts["hmac_report"] == 1 and "online_kde_part" not in counts
 
@@ -123,15 +123,16 @@ def test_a_subset_runs_only_what_it_names(project):
     proc = snakemake(project, "--dry-run", "--config", "datasets=[aural_sonar,voting,sonar]", "methods=[knn]")
     counts = job_counts(proc.stdout)
     assert counts["knn"] == 3 and counts["splits"] == 3
-    stages = ("incremental", "online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "hmac", "plane")
+    stages = ("incremental", "online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "hmac", "plane",
+              "subspace_selection")
     assert not [rule for rule in counts if rule.startswith(stages)]
     assert ("hlm: a subset runs only the stages it names: not running incremental, hmac, llc_pc, online_kde, plane, "
-            "subspace_gmm, twoway_gmm; name one with its data sets") in proc.stderr
+            "subspace_gmm, subspace_selection, twoway_gmm; name one with its data sets") in proc.stderr
     proc = snakemake(project, "--dry-run", "--config", "datasets=[aural_sonar,voting,sonar]", "methods=[knn]",
                      "hmac={datasets: [sonar]}", "incremental={schemes: [scheme_ii]}")
     counts = job_counts(proc.stdout)
     assert counts["hmac"] == 1 and counts["incremental_scheme_ii"] == 3  # named: its list, or the run's
-    assert not [rule for rule in counts if rule.startswith(stages[1:5] + ("plane",))]
+    assert not [rule for rule in counts if rule.startswith(stages[1:5] + ("plane", "subspace_selection"))]
 
 
 def test_the_paper_profile_splits_its_longest_jobs(project):
@@ -227,6 +228,16 @@ def test_end_to_end_outputs(tiny_run):
     assert sep[sep.n_dims == 2].error.isna().all() and sep[sep.n_dims == 4].error.notna().all()
     assert "## waveform" in (project / "results/tables/subspace_gmm.md").read_text()
     assert (project / "results/figures/subspace_gmm_waveform.png").read_bytes()[:4] == b"\x89PNG"
+    # Table 4.5 and Figures 4.1-4.2 on one Waveform simulation: every level's subspace for MPCA and MPCA-MEAN,
+    # every candidate's test error, one chosen per (method, d); SEP only at d = 4 (d - (K - 1) >= 2)
+    sel = pd.read_parquet(project / "results/subspace_selection/waveform.parquet")
+    close = sel[sel.kind == "closeness"]
+    assert set(close.method) == {"gmm_mpca", "gmm_mpca_mean"} and close.mean_closeness.dropna().between(0, 4).all()
+    choice = sel[sel.kind == "selection"].groupby(["method", "n_dims"]).chosen.sum()
+    assert (choice == 1).all() and set(choice.index) == {("gmm_mpca", 2), ("gmm_mpca", 4), ("gmm_mpca_mean", 2),
+                                                         ("gmm_mpca_mean", 4), ("gmm_mpca_sep", 4)}
+    assert "**Table 4.5**" in (project / "results/tables/subspace_selection.md").read_text()
+    assert (project / "results/figures/subspace_selection_waveform.png").read_bytes()[:4] == b"\x89PNG"
     # HMAC on the run's vector data set (Sonar) at the tiny config's 5 levels, by approach II on a local Dask
     # cluster of the job's 2 threads (its workers are spawned: the job script is guarded)
     levels = pd.read_parquet(project / "results/hmac/sonar.parquet")

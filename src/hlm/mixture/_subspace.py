@@ -388,6 +388,8 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
     20 4
     >>> print(closeness(clf.subspace_, np.eye(4)[:, :2]) > 1.9)  # close to the plane of the class means
     True
+    >>> print(clf.candidate_predict(centres).shape)  # every candidate's model (Figure 4.1)
+    (4, 3)
     >>> print(clf.transform(centres).shape, clf.predict_proba(centres).shape)
     (3, 2) (3, 3)
 
@@ -466,20 +468,47 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
                                              int(self.max_iter), float(self.tol)))
         candidates = [(V_given, {"level": None, "bandwidth": None, "n_modes": None})] if given else \
             self._candidates(Xc, y_idx, counts)
-        best, table = None, []
+        best, table, mixtures = None, [], []
         for V, info in candidates:
             res = fit_constrained(data, start.q, start.mixture, null_basis(V), sep=sep, ridge=ridge, diag=diag,
                                   max_iter=int(self.max_iter), tol=float(self.tol))
             table.append({**info, "log_likelihood": res.loglik + float(counts @ np.log(counts / n)),
                           "n_iter": res.n_iter, "converged": res.converged})
+            mixtures.append(res.mixture)
             if best is None or res.loglik > best[0].loglik:
                 best = (res, V, info)
         res, V, info = best
+        self._candidate_mixtures = mixtures
         if not res.converged:
             warnings.warn(f"subspace GMM: the GEM did not converge in {self.max_iter} iterations (tol={self.tol})",
                           ConvergenceWarning, stacklevel=3)
         self._store(res, V, info, table, data, sep)
-        return {k: v for k, v in self.__dict__.items() if k.endswith("_") or k in ("_mixture", "_component_index")}
+        return {k: v for k, v in self.__dict__.items()
+                if k.endswith("_") or k in ("_mixture", "_component_index", "_candidate_mixtures")}
+
+    def candidate_predict(self, X) -> np.ndarray:
+        """The labels each candidate subspace's model gives (dissertation Figure 4.1: the test error of every
+        bandwidth level's model, the chosen one among them), one row per entry of ``candidates_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Feature vectors, in the input's units.
+
+        Returns
+        -------
+        ndarray of shape (n_candidates, n_samples)
+            Row c: ``predict(X)`` of the GEM fitted under candidate c's subspace; the row of the chosen
+            candidate (largest ``log_likelihood``) equals ``predict(X)``.
+        """
+        if not hasattr(self, "_candidate_mixtures"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+        rows = []
+        for mixture in self._candidate_mixtures:
+            model = copy.copy(self)
+            model._mixture = mixture
+            rows.append(model.predict(X))
+        return np.stack(rows)
 
     def _given_subspace(self, p: int) -> np.ndarray:
         A = np.asarray(self.subspace, dtype=np.float64)
@@ -501,18 +530,54 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
         low, high = self.bandwidth_range
         return bandwidth_sequence(Xh, int(self.n_bandwidths), float(low), float(high))
 
-    def _levels(self, Xh: np.ndarray) -> list:
-        """HMAC levels usable for MPCA (spec 3.2): changed clustering and >= 3 modes; cached per data and bandwidths."""
+    def _levels(self, Xh: np.ndarray, every_level: bool = False) -> list:
+        """HMAC levels usable for MPCA (spec 3.2): changed clustering and >= 3 modes (``every_level``: all
+        levels); cached per data and bandwidths."""
         from hlm.hmac._hmac import hmac
 
         bandwidths = self._bandwidths(Xh)
         result = _cached(_HMAC_CACHE, (_digest(Xh), _digest(bandwidths)),
                          lambda: hmac(Xh, bandwidths, allow_duplicates=True))
         self.hmac_levels_ = len(result.levels)
-        return [(i, lv) for i, lv in enumerate(result.levels) if lv.changed and lv.n_clusters >= 3]
+        return [(i, lv) for i, lv in enumerate(result.levels) if every_level or (lv.changed and lv.n_clusters >= 3)]
 
-    def _candidates(self, Xc: np.ndarray, y_idx: np.ndarray, counts: np.ndarray) -> list:
-        """[(V, info)] per usable HMAC level (spec 3), or the single fixed subspace where there is no search."""
+    def level_subspaces(self, X, y) -> list[dict]:
+        """The constrained subspace of every HMAC level of (X, y), as ``fit`` would make it there (section
+        4.5.3: the subspaces' sensitivity to the bandwidth, Table 4.5), whether or not the level is a candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Feature vectors, finite.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        list of dict
+            Per level, in increasing bandwidth: ``level`` (0-based), ``bandwidth``, ``n_modes``, ``candidate``
+            (the level is one of ``fit``'s candidates: a changed clustering with at least 3 modes) and
+            ``subspace`` (p x d, orthonormal columns, in model space). Empty where ``fit`` runs no search (a
+            given subspace, MPCA-MEAN with d < K, SEP with d = K - 1).
+        """
+        self._validate_params()
+        if not isinstance(self.subspace, str):
+            return []
+        Xc, y_idx, counts = _prepare(self, X, y)
+        usable = {i for i, _ in self._levels(self._search_points(Xc, y_idx, counts))}
+        return [{**info, "candidate": info["level"] in usable, "subspace": V}
+                for V, info in self._candidates(Xc, y_idx, counts, every_level=True) if info["level"] is not None]
+
+    def _search_points(self, Xc: np.ndarray, y_idx: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The points HMAC clusters: the data, or (SEP) the data less their class means."""
+        if self.subspace in ("sep", "mpca_sep"):
+            class_means = np.stack([Xc[y_idx == k].mean(axis=0) for k in range(len(counts))])
+            return Xc - class_means[y_idx]
+        return Xc
+
+    def _candidates(self, Xc: np.ndarray, y_idx: np.ndarray, counts: np.ndarray, every_level: bool = False) -> list:
+        """[(V, info)] per usable HMAC level (spec 3; ``every_level``: per level), or the single fixed subspace
+        where there is no search."""
         K = len(counts)
         d = int(self.n_dims)
         a = counts / counts.sum()
@@ -521,15 +586,13 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
         if self.subspace == "mpca_mean" and d < K:
             return [(mpca_mean_subspace(class_means, a, d, data_cov=weighted_scatter(Xc, np.ones(len(Xc)))), none)]
         if self.subspace in ("sep", "mpca_sep"):
-            Xh = Xc - class_means[y_idx]
             d = d - K + 1
             if d == 0:
                 return [(np.zeros((Xc.shape[1], 0)), none)]
-        else:
-            Xh = Xc
+        Xh = self._search_points(Xc, y_idx, counts)
         cov = weighted_scatter(Xh, np.ones(Xh.shape[0]))
         out = []
-        for i, lv in self._levels(Xh):
+        for i, lv in self._levels(Xh, every_level):
             modes = lv.modes
             if self.subspace == "mpca_mean":
                 V = mpca_mean_subspace(class_means, a, d, modes, lv.weights, float(self.gamma), cov)
