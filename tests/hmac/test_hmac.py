@@ -219,6 +219,7 @@ def test_non_nested_levels_are_each_the_one_level_hmac_of_their_bandwidth(blobs2
         prev = level.labels
     # three separated components: both ways find them, as the same partition, at the same levels
     nested = hmac(X, bw)
+    assert 3 in nested.n_clusters and 3 in flat.n_clusters
     for a, b in zip(nested.levels, flat.levels):
         if a.n_clusters == 3 or b.n_clusters == 3:
             assert a.n_clusters == b.n_clusters == 3

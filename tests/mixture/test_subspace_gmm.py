@@ -492,6 +492,18 @@ def test_every_candidates_model_is_the_fit_under_its_subspace(waveform_split, su
             assert given.log_likelihood_ == pytest.approx(c["log_likelihood"], rel=1e-6)
     assert len({tuple(r) for r in rows}) > 1  # the candidates are different models
     assert SubspaceGMMClassifier(3, 2, "mpca_mean").level_subspaces(Xtr, ytr) == []  # d < K: no search
+    # the estimator is left as it was: unfitted stays unfitted, a fitted one keeps its fit
+    fresh = SubspaceGMMClassifier(3, 4, subspace)
+    fresh.level_subspaces(Xtr, ytr)
+    assert not hasattr(fresh, "classes_")
+    before = gmm.predict_proba(Xte)
+    gmm.level_subspaces(Xtr[:150] * 2.0, ytr[:150])
+    np.testing.assert_array_equal(gmm.predict_proba(Xte), before)
+    for bad, needle in ((SubspaceGMMClassifier(3, 21, subspace), "n_dims=21"),
+                        (SubspaceGMMClassifier(3, 1, "sep"), "K - 1 = 2")):
+        with pytest.raises(DataError) as e:
+            bad.level_subspaces(Xtr, ytr)
+        one_line(e, "level_subspaces", needle)
     with pytest.raises(NotFittedError):
         SubspaceGMMClassifier().candidate_predict(Xte)
 

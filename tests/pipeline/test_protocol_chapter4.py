@@ -10,13 +10,12 @@ import pytest
 import oracles.protocol_reference as ref
 from hlm.datasets._generated import generate
 from hlm.datasets._registry import load_registry
+from hlm.pipeline.protocols.chapter4_parts import cv_parts, simulation_parts
 from hlm.pipeline.protocols.subspace_gmm.run import (
     SEP_MIN_EXTRA,
-    cv_parts,
     dims_for,
     make_estimator,
     run_subspace_gmm,
-    simulation_parts,
 )
 from hlm.pipeline.protocols.subspace_gmm.table import (
     PAPER_SUBSPACE_GMM,
@@ -175,3 +174,23 @@ def test_hmac_stage_names_the_data_set_and_the_config_field_for_duplicates(tmp_p
                     settings={"n_levels": 3, "low": 0.1, "high": 1.0, "non_nested": True}, tags={}, root=ROOT)
     one_line(exc, "HMAC on data set 'iris': X: rows 101 and 142 are identical (duplicate points); set "
                         "hmac.allow_duplicates: true to cluster them together")
+
+
+def test_subspace_selection_table_on_hand_made_rows():
+    """The subspace selection protocol's numbers (Table 4.5, Figure 4.1's reading) on rows whose answers are known:
+    the mean closeness over the preceding levels; the chosen candidate's rank among the candidates' errors (ties
+    share the best rank); the count of levels where a method is below GMM-MPCA."""
+    from hlm.pipeline.protocols.subspace_selection.run import mean_closeness
+    from hlm.pipeline.protocols.subspace_selection.table import below_count, selection_summary
+
+    e = np.eye(3)
+    V = [e[:, :2], e[:, :2], e[:, [0, 2]]]  # closeness(V0, V1) = 2, closeness(V2, V0) = closeness(V2, V1) = 1
+    got = mean_closeness(V)
+    assert np.isnan(got[0]) and got[1:] == [2.0, 1.0]
+    sel = pd.DataFrame({"kind": "selection", "method": ["gmm_mpca"] * 3 + ["gmm_mpca_mean"] * 3, "n_dims": 2,
+                        "level": [1, 2, 3] * 2, "test_error": [30.0, 20.0, 20.0, 25.0, 25.0, 10.0],
+                        "chosen": [False, False, True, True, False, False]})
+    summary = selection_summary(sel).set_index("method")
+    assert summary.loc["gmm_mpca", "rank"] == 1 and summary.loc["gmm_mpca", "chosen_level"] == 3  # tied best
+    assert summary.loc["gmm_mpca_mean", "rank"] == 2 and summary.loc["gmm_mpca_mean", "max_error"] == 25.0
+    assert below_count(sel, "gmm_mpca_mean") == (2, 3) and below_count(sel, "gmm_mpca_sep") == (0, 0)

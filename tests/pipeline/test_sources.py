@@ -159,6 +159,20 @@ def test_protocol_sources_cover_the_protocol_but_not_its_table(protocol):
     assert (numbers in tables) == (PACKAGE_DIR / numbers).is_file()
 
 
+def test_protocols_do_not_depend_on_each_others_code():
+    """Chapter 4's two protocols share their partitions and names through a module of their own: editing the
+    grid's run module, its view or MDA-RR reruns no subspace selection job, and the selection's code reruns no
+    grid job."""
+    selection = set(protocol_sources(protocols()["subspace_selection"], METHODS))
+    grid = set(protocol_sources(protocols()["subspace_gmm"], METHODS))
+    assert "pipeline/protocols/chapter4_parts.py" in selection & grid
+    assert not {f for f in selection if f.startswith("pipeline/protocols/subspace_gmm/")}
+    assert "mixture/_mda_rr.py" not in selection and "mixture/_mda_rr.py" in grid
+    assert not {f for f in grid if f.startswith("pipeline/protocols/subspace_selection/")}
+    tables = set(protocol_table_sources(protocols()["subspace_selection"]))
+    assert not {f for f in tables if f.startswith("pipeline/protocols/subspace_gmm/")}
+
+
 def test_protocol_sources_follow_the_methods_estimators():
     """The odKDE protocol makes its estimators by method id: their modules are its jobs' inputs, not other
     families'."""

@@ -232,7 +232,10 @@ def test_end_to_end_outputs(tiny_run):
     # every candidate's test error, one chosen per (method, d); SEP only at d = 4 (d - (K - 1) >= 2)
     sel = pd.read_parquet(project / "results/subspace_selection/waveform.parquet")
     close = sel[sel.kind == "closeness"]
-    assert set(close.method) == {"gmm_mpca", "gmm_mpca_mean"} and close.mean_closeness.dropna().between(0, 4).all()
+    assert set(close.method) == {"gmm_mpca", "gmm_mpca_mean"}
+    first = close.level == close.level.min()  # no preceding level: NaN; else within [0, d]
+    assert close[first].mean_closeness.isna().all() and close[~first].mean_closeness.notna().all()
+    assert (close[~first].mean_closeness <= close[~first].n_dims + 1e-9).all()
     choice = sel[sel.kind == "selection"].groupby(["method", "n_dims"]).chosen.sum()
     assert (choice == 1).all() and set(choice.index) == {("gmm_mpca", 2), ("gmm_mpca", 4), ("gmm_mpca_mean", 2),
                                                          ("gmm_mpca_mean", 4), ("gmm_mpca_sep", 4)}

@@ -394,6 +394,7 @@ def hmac(
         raise ConfigError("n_workers and scheduler need parallel='I' or 'II'")
     if not isinstance(nested, (bool, np.bool_)):
         raise ConfigError(f"nested must be a bool, got {nested!r}")
+    nested = bool(nested)
     if parallel is not None:
         from hlm.hmac._parallel import check_workers
 

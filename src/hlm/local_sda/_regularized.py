@@ -32,8 +32,9 @@ Details [P: spec §6]:
   the quantity prod_h P_ave(s_h | g)"]: P~(T(x) | g) = (1 - zeta) prod_h P(psi(x, mu_h) | g) + zeta prod_h
   P_ave(s_h | g), with the same P, P_ave and nearest point of Omega as the marginal form; zeta = 0 and zeta = 1
   are the same classifiers in both forms.
-- ``predict_proba``: the posteriors proportional to P(g) prod_h P~(psi(x, mu_h) | g) over the classes
-  present in N; 0 for the others; a row of one class or that falls back: 1 for its class.
+- ``predict_proba``: the posteriors proportional to P(g) prod_h P~(psi(x, mu_h) | g) (the joint form:
+  P(g) P~(T(x) | g)) over the classes present in N; 0 for the others; a row of one class or that falls
+  back: 1 for its class.
 - The leave-one-out models' lambdas are local SDA's roots (same statuses, Brent to the same
   tolerance), but Brent starts from the bracket of a table of m(lambda) at lambda r = 0, +-2^(j/8)
   (1/8 ... 940) and the caps +-1e3, instead of doubling from [-1, 1] / r: P_ave needs ~10x the

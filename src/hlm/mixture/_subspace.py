@@ -24,7 +24,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -450,12 +450,8 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
         given = not isinstance(self.subspace, str)
         if given:
             V_given = self._given_subspace(p)
-        elif int(self.n_dims) >= p:
-            raise DataError(f"fit: n_dims={self.n_dims} must be below the {p} features (d = p is the unconstrained "
-                            "MDA; use ReducedRankMDA(rank=p))")
-        elif self.subspace in ("sep", "mpca_sep") and int(self.n_dims) < K - 1:
-            raise DataError(f"fit: subspace='sep' needs n_dims >= K - 1 = {K - 1} (d = K - 1 + d'), got "
-                            f"{self.n_dims}")
+        else:
+            self._check_dims(p, K)
         sep = not given and self.subspace in ("sep", "mpca_sep")
         diag = self.covariance == "diag"
         base = _base_seed(self.random_state)
@@ -510,6 +506,15 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
             rows.append(model.predict(X))
         return np.stack(rows)
 
+    def _check_dims(self, p: int, K: int, what: str = "fit") -> None:
+        """d below p, and (SEP) at least K - 1: else a one-line DataError."""
+        if int(self.n_dims) >= p:
+            raise DataError(f"{what}: n_dims={self.n_dims} must be below the {p} features (d = p is the "
+                            "unconstrained MDA; use ReducedRankMDA(rank=p))")
+        if self.subspace in ("sep", "mpca_sep") and int(self.n_dims) < K - 1:
+            raise DataError(f"{what}: subspace='sep' needs n_dims >= K - 1 = {K - 1} (d = K - 1 + d'), got "
+                            f"{self.n_dims}")
+
     def _given_subspace(self, p: int) -> np.ndarray:
         A = np.asarray(self.subspace, dtype=np.float64)
         if A.ndim == 1:
@@ -557,16 +562,19 @@ class SubspaceGMMClassifier(SubspaceSettings, MixtureClassifierMixin, Classifier
         list of dict
             Per level, in increasing bandwidth: ``level`` (0-based), ``bandwidth``, ``n_modes``, ``candidate``
             (the level is one of ``fit``'s candidates: a changed clustering with at least 3 modes) and
-            ``subspace`` (p x d, orthonormal columns, in model space). Empty where ``fit`` runs no search (a
-            given subspace, MPCA-MEAN with d < K, SEP with d = K - 1).
+            ``subspace`` (orthonormal columns, in model space: p x d; for SEP p x (d - K + 1), the part beyond
+            the class means). Empty where ``fit`` runs no search (a given subspace, MPCA-MEAN with d < K, SEP
+            with d = K - 1). The estimator itself is left as it was (fitted or not).
         """
-        self._validate_params()
-        if not isinstance(self.subspace, str):
+        est = clone(self)
+        est._validate_params()
+        if not isinstance(est.subspace, str):
             return []
-        Xc, y_idx, counts = _prepare(self, X, y)
-        usable = {i for i, _ in self._levels(self._search_points(Xc, y_idx, counts))}
+        Xc, y_idx, counts = _prepare(est, X, y)
+        est._check_dims(Xc.shape[1], len(counts), "level_subspaces")
+        usable = {i for i, _ in est._levels(est._search_points(Xc, y_idx, counts))}
         return [{**info, "candidate": info["level"] in usable, "subspace": V}
-                for V, info in self._candidates(Xc, y_idx, counts, every_level=True) if info["level"] is not None]
+                for V, info in est._candidates(Xc, y_idx, counts, every_level=True) if info["level"] is not None]
 
     def _search_points(self, Xc: np.ndarray, y_idx: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """The points HMAC clusters: the data, or (SEP) the data less their class means."""

@@ -39,14 +39,14 @@ def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict,
     with _named(dataset):
         result = hmac(X, bandwidths, parallel=parallel, scheduler=scheduler, **options, n_workers=workers)
     seconds = time.perf_counter() - t0
-    flat, flat_seconds = None, float("nan")
+    flat, flat_seconds = None, None
     if settings["non_nested"]:
         t0 = time.perf_counter()
         with _named(dataset):
             flat = hmac(X, bandwidths, nested=False, parallel=parallel, scheduler=scheduler, **options,
                         n_workers=workers)
         flat_seconds = time.perf_counter() - t0
-    frame = levels_frame(result, seconds, flat, flat_seconds)
+    frame = levels_frame(result, seconds, flat, flat_seconds)  # flat_seconds None: not run (JSON null)
     approach = parallel or "serial"
     write_protocol(frame, outputs["runs"], {"dataset": dataset, "n": int(X.shape[0]), "p": int(X.shape[1]),
                                 "standardize": bool(spec.standardize), "approach": approach,

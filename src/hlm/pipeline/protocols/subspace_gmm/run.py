@@ -26,8 +26,8 @@ import pandas as pd
 
 from hlm.base._seeds import derive_seed
 from hlm.errors import HLMError
-from hlm.pipeline.evaluation.cv import make_folds
 from hlm.pipeline.progress import Progress
+from hlm.pipeline.protocols.chapter4_parts import cv_parts, simulation_parts
 
 log = logging.getLogger("hlm")
 
@@ -65,24 +65,6 @@ def dims_for(dataset: str, p: int, n_dims=None) -> list[int]:
     below the dimension p only (d = p is unconstrained)."""
     values = n_dims if n_dims is not None else PAPER_DIMS.get(dataset, DEFAULT_DIMS)
     return [int(d) for d in values if int(d) < p]
-
-
-def simulation_parts(spec, n_simulations: int, n_train: int, n_test: int, seed: int, dataset: str):
-    """[(X_train, y_train, X_test, y_test)] of a generated data set, each drawn afresh."""
-    from hlm.datasets._generated import generate
-
-    parts = []
-    for s in range(n_simulations):
-        train = generate(spec.generator, n_train, spec.n_features, derive_seed(seed, dataset, s, "train"))
-        test = generate(spec.generator, n_test, spec.n_features, derive_seed(seed, dataset, s, "test"))
-        parts.append((train.X, np.asarray(train.labels), test.X, np.asarray(test.labels)))
-    return parts
-
-
-def cv_parts(X: np.ndarray, y: np.ndarray, n_folds: int, seed: int, dataset: str):
-    """[(X_train, y_train, X_test, y_test)] of stratified ``n_folds``-fold cross-validation."""
-    return [(X[fit], y[fit], X[val], y[val]) for fit, val in make_folds(y, n_folds, derive_seed(seed, dataset,
-                                                                                                  "folds"))]
 
 
 def run_subspace_gmm(parts, *, dataset: str, seed: int, n_components=COMPONENTS, n_dims=None,

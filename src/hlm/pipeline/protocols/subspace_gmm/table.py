@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hlm.pipeline.protocols.subspace_gmm.view import NAMES
+from hlm.pipeline.protocols.chapter4_parts import NAMES
 from hlm.pipeline.reporting.numbers import paper_numbers
 
 log = logging.getLogger("hlm")

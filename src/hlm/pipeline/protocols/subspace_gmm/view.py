@@ -11,11 +11,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hlm.datasets._artifacts import atomic_path
-
-NAMES = {"gmm_mpca": "GMM-MPCA", "gmm_mpca_mean": "GMM-MPCA-MEAN", "gmm_mpca_sep": "GMM-MPCA-SEP",
-         "mda_rr": "MDA-RR", "mda_rr_os": "MDA-RR-OS", "mda_dr_mpca": "MDA-DR-MPCA",
-         "mda_dr_mpca_mean": "MDA-DR-MPCA-MEAN"}
-
+from hlm.pipeline.protocols.chapter4_parts import NAMES
 
 VIEW_METHODS = ("gmm_mpca", "gmm_mpca_mean")
 

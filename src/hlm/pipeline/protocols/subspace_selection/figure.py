@@ -9,7 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hlm.datasets._artifacts import atomic_path
-from hlm.pipeline.protocols.subspace_gmm.view import NAMES
+from hlm.pipeline.protocols.chapter4_parts import NAMES
 
 
 def plot_selection(frame: pd.DataFrame, path: str | os.PathLike, *, dataset: str, n_components: int) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from hlm.base._seeds import derive_seed
+from hlm.errors import HLMError
 from hlm.pipeline.methods import METHODS
 
 log = logging.getLogger("hlm")
@@ -29,7 +30,7 @@ COLUMNS = ["kind", "method", "n_dims", "level", "bandwidth", "n_modes", "candida
 def first_partition(X, y, spec, settings: dict, dataset: str):
     """(X_train, y_train, X_test, y_test): fold 0 of chapter 4's stratified ``n_folds``-fold CV (the grid
     protocol's folds), or its first simulation of a generated data set."""
-    from hlm.pipeline.protocols.subspace_gmm.run import cv_parts, simulation_parts
+    from hlm.pipeline.protocols.chapter4_parts import cv_parts, simulation_parts
 
     if spec.format == "generated":
         return simulation_parts(spec, 1, settings["n_train"], settings["n_test"], settings["seed"], dataset)[0]
@@ -59,19 +60,22 @@ def selection_rows(part, *, dataset: str, seed: int, n_components: int, dims, st
                 continue
             model = METHODS[method].make({"n_components": n_components, "n_dims": d, "standardize": standardize,
                                           "random_state": state})
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ConvergenceWarning at max_iter, as in the grid protocol
-                if method in CLOSENESS_METHODS:
-                    levels = model.level_subspaces(X_train, y_train)
-                    for lv, c in zip(levels, mean_closeness([lv["subspace"] for lv in levels])):
-                        rows.append({**base, "kind": "closeness", "method": method, "n_dims": int(d),
-                                     "level": lv["level"] + 1, "bandwidth": lv["bandwidth"], "n_modes": lv["n_modes"],
-                                     "candidate": bool(lv["candidate"]), "mean_closeness": c,
-                                     "log_likelihood": float("nan"), "test_error": float("nan"), "chosen": False})
-                model.fit(X_train, y_train)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # ConvergenceWarning at max_iter, as in the grid protocol
+                    levels = model.level_subspaces(X_train, y_train) if method in CLOSENESS_METHODS else []
+                    model.fit(X_train, y_train)
+            except HLMError as exc:  # a cell the method cannot fit (a class smaller than R): no rows, as logged
+                log.warning("%s/%s d=%d: not fitted (%s)", dataset, method, d, exc)
+                continue
+            for lv, c in zip(levels, mean_closeness([lv["subspace"] for lv in levels])):
+                rows.append({**base, "kind": "closeness", "method": method, "n_dims": int(d),
+                             "level": lv["level"] + 1, "bandwidth": lv["bandwidth"], "n_modes": lv["n_modes"],
+                             "candidate": bool(lv["candidate"]), "mean_closeness": c,
+                             "log_likelihood": float("nan"), "test_error": float("nan"), "chosen": False})
             errors = 100.0 * np.mean(model.candidate_predict(X_test) != np.asarray(y_test)[None, :], axis=1)
-            liks = [c["log_likelihood"] for c in model.candidates_]
-            chosen = int(np.argmax(liks))
+            # fit's choice (the first of the largest likelihoods), by its bandwidth
+            chosen = next(i for i, c in enumerate(model.candidates_) if c["bandwidth"] == model.bandwidth_)
             for i, (c, e) in enumerate(zip(model.candidates_, errors)):
                 level = c["level"] + 1 if c["level"] is not None else 0
                 rows.append({**base, "kind": "selection", "method": method, "n_dims": int(d), "level": level,
