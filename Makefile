@@ -52,7 +52,7 @@ test: $(STAMP)
 
 # The pipeline and HMAC's Dask on a one-node SLURM cluster that the tests start on this machine (root: Debian's
 # slurm-wlm, slurmdbd, munge and mariadb-server are installed if missing), then the kill-and-resume tests
-# (tests/cluster/, tests/workflow/test_faults.py; about 25 minutes)
+# (tests/cluster/, tests/workflow/test_faults.py; 13 minutes measured on 2 cores)
 test-cluster: install-cluster
 	HLM_CLUSTER_TESTS=1 $(BIN)/python -m pytest tests/cluster tests/workflow/test_faults.py
 
