@@ -1,5 +1,8 @@
-"""Test-session set-up: single-threaded BLAS, as in pipeline jobs (see hlm.pipeline.jobs), and a header
-line naming the CPU code paths the numerical tests ran on (``make test`` runs them on two)."""
+"""Test-session set-up: single-threaded BLAS, as in pipeline jobs (see hlm.pipeline.jobs), a header line naming
+the CPU code paths the numerical tests ran on (``make test`` runs them on two), and the SLURM cluster tests
+(marker ``cluster``) skipped unless ``make test-cluster`` asks for them (HLM_CLUSTER_TESTS=1): they install and
+start daemons as root and take about 10 minutes. (One conftest for the whole tree: tests/ is on sys.path, so a
+second conftest module would clash with this one by name.)"""
 
 import os
 
@@ -24,3 +27,12 @@ def pytest_report_header(config):
 def _single_threaded_blas():
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("HLM_CLUSTER_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="the SLURM cluster tests: make test-cluster")
+    for item in items:
+        if "cluster" in item.keywords:
+            item.add_marker(skip)
