@@ -68,3 +68,38 @@ def test_cpu_by_rule_without_finished_jobs(tmp_path, capsys):
     (tmp_path / "logs").mkdir()
     _cpu_by_rule().main(["--logs", str(tmp_path / "logs"), "--markdown"])
     assert "| all | 0 | 0 | | 0 |" in capsys.readouterr().out
+
+
+def test_a_finished_script_job_exits_at_once_after_its_logs_and_workers(tmp_path):
+    """In a Snakemake script job (a ``snakemake`` object in ``__main__``), a finished job ends by ``os._exit(0)``:
+    status 0, its log complete, joblib's worker processes shut down first; the interpreter's exit handlers do not
+    run (so nothing of its teardown can abort the process). A job that fails still exits 2 with its one line."""
+    import subprocess
+    import sys
+
+    code = f"""
+import atexit, sys, types
+from pathlib import Path
+import __main__
+__main__.snakemake = types.SimpleNamespace(rule="knn", wildcards=types.SimpleNamespace(dataset="voting"))
+atexit.register(lambda: Path({str(tmp_path / "atexit_ran")!r}).write_text("ran"))
+from joblib import Parallel, delayed
+from hlm.errors import DataError
+from hlm.pipeline.jobs import run
+
+def job():
+    assert Parallel(n_jobs=2)(delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]  # starts loky workers
+    Path({str(tmp_path / "out.txt")!r}).write_text("done")
+    if sys.argv[1] == "fail":
+        raise DataError("dataset 'voting': bad")
+
+run(job, {str(tmp_path / "job.log")!r})
+"""
+    ok = subprocess.run([sys.executable, "-c", code, "ok"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "out.txt").read_text() == "done"
+    last = (tmp_path / "job.log").read_text().strip().splitlines()[-1]
+    assert RESOURCE_PREFIX in last and last.endswith("rule knn, dataset voting")
+    assert not (tmp_path / "atexit_ran").exists()  # the teardown was skipped
+    bad = subprocess.run([sys.executable, "-c", code, "fail"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == "hlm: error: dataset 'voting': bad"

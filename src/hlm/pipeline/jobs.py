@@ -8,6 +8,13 @@ BLAS runs single-threaded in a job: a job's parallelism is its CV worker
 processes (Snakemake ``threads``), and multithreaded BLAS on the small
 matrices of these methods only oversubscribes the cores (measured: a
 128 x 128 ``eigh`` took 0.3 s with OpenBLAS threads under load, 5 ms with one).
+
+A Snakemake job that has finished its work ends at once (``os._exit(0)`` once the
+logs are flushed and joblib's worker processes are shut down), without the
+interpreter's teardown: pyarrow's thread pools can abort a process in that
+teardown ("terminate called without an active exception", SIGABRT; Arrow's
+issue 34314), which made Snakemake fail a job whose outputs were complete
+(seen once in a ``choose_models`` job under load).
 """
 
 from __future__ import annotations
@@ -49,6 +56,24 @@ def run(job: Callable[[], None], log_file: str | None = None) -> None:
         log.error("%s", error_line(exc))
         sys.exit(print_error(exc))
     log.info("%s", resource_line())
+    if getattr(sys.modules.get("__main__"), "snakemake", None) is not None:  # a script job, not a test's call
+        exit_now()
+
+
+def exit_now() -> None:
+    """End a finished job's process with status 0, skipping the interpreter's teardown (the module docstring):
+    joblib's reusable worker processes are shut down first, as its exit handler would, then the logs and the
+    standard streams are flushed."""
+    import os
+
+    reusable = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(reusable, "_executor", None)  # the one a CV made, if any (asking for it would make one)
+    if executor is not None:
+        executor.shutdown(wait=True)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 #: the last line of a finished job's log (read by benchmarks/cpu_by_rule.py)
