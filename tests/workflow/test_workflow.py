@@ -92,13 +92,14 @@ def test_dry_run_of_default_config(project):
                    "svm_features_rbf", "svm_knn", "psvm", "kernel_hlm_cv", "local_sda_bayes",
                    "local_sda_pairwise", "local_sda_pairwise_bayes", "local_sda_regularized"):
         assert counts[method] == 5, method
-    for method in ("hlm_vsh_cv", "svm_knn_flip", "svm_knn_shift", "svm_knn_features"):  # Aural Sonar, Protein
-        assert counts[method] == 2, method
+    for method in ("hlm_vsh_cv", "svm_knn_flip", "svm_knn_shift", "svm_knn_features"):  # Aural Sonar
+        assert counts[method] == 1, method
+    assert counts["local_sda_regularized_joint"] == 2  # Aural Sonar, Protein
     # methods on raw vectors: Sonar and Iris, or one of them; the others are skipped, with a message
-    for method in ("svm_vector_linear", "svm_vector_rbf", "okde", "odkde", "kde_cv", "mda"):
+    for method in ("svm_vector_linear", "svm_vector_rbf", "kde_cv", "mda"):
         assert counts[method] == 2, method
     for method in ("llc_pc_mpe", "llc_pc_kmeans", "twoway_gmm", "gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep",
-                   "mda_rr", "mda_dr_mpca"):
+                   "mda_rr", "mda_dr_mpca", "okde", "odkde"):
         assert counts[method] == 1, method
     assert "llc_pc_hc" not in counts and "llc_pc_em" not in counts  # in the LLC-PC protocol on Glass only
     assert ("hlm: skipping method(s) gmm_mpca, gmm_mpca_mean, gmm_mpca_sep, kde_cv, llc_pc_em, llc_pc_hc, "
@@ -136,11 +137,11 @@ def test_a_subset_runs_only_what_it_names(project):
 
 
 def test_the_paper_profile_splits_its_longest_jobs(project):
-    """Letter's odKDE protocol in 44 parts, DNA's 24 methods in 4 jobs each, every other job whole."""
+    """Letter's odKDE protocol in 44 parts, DNA's 25 methods in 4 jobs each, every other job whole."""
     proc = snakemake(project, "--dry-run", "--configfile", "config/paper.yaml")
     counts = job_counts(proc.stdout)
     assert counts["online_kde_part"] == 44 and counts["online_kde_gather"] == 1 and counts["online_kde"] == 3
-    assert counts["knn"] == 14 and counts["knn_part"] == 4 and counts["evaluation_gather"] == 24
+    assert counts["knn"] == 14 and counts["knn_part"] == 4 and counts["evaluation_gather"] == 25
     assert counts["gmm_mpca"] == 8 and "gmm_mpca_part" not in counts and "a subset runs only" not in proc.stderr
 
 

@@ -162,8 +162,8 @@ CLUSTER_REQUESTS = Requests.from_costs(Path(workflow.basedir) / "workflow/costs.
 
 
 def cluster_resources(name, like=None):
-    """The ``mem_mb`` and ``runtime`` of rule ``name``: its jobs' measured figures with a margin, scaled by the attempt
-    (hlm.pipeline.resources). Locally nothing limits them; a cluster's executor passes them on."""
+    """The ``mem_mb`` and ``runtime`` of the rule called ``name``, its jobs' measured figures with a margin, scaled by
+    the attempt (hlm.pipeline.resources). Locally nothing limits them; a cluster's executor passes them on."""
     def dataset(wildcards):
         return getattr(wildcards, "dataset", "")
 
