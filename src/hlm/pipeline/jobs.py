@@ -12,9 +12,9 @@ matrices of these methods only oversubscribes the cores (measured: a
 A Snakemake job that has finished its work ends at once (``os._exit(0)`` once the
 logs are flushed and joblib's worker processes are shut down), without the
 interpreter's teardown: pyarrow's thread pools can abort a process in that
-teardown ("terminate called without an active exception", SIGABRT; Arrow's
-issue 34314), which made Snakemake fail a job whose outputs were complete
-(seen once in a ``choose_models`` job under load).
+teardown ("terminate called without an active exception", SIGABRT; a known
+defect of Arrow's C++ thread pools), which made Snakemake fail a job whose
+outputs were complete (seen once in a ``choose_models`` job under load).
 """
 
 from __future__ import annotations
