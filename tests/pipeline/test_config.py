@@ -55,6 +55,8 @@ def test_default_config_is_valid():
         ({"online_kde": {"split_jobs": ["leter"]}}, "field 'online_kde.split_jobs': unknown dataset 'leter'"),
         ({"evaluation_jobs": {"dan": 4}}, "field 'evaluation_jobs': unknown dataset 'dan'"),
         ({"evaluation_jobs": {"dna": 0}}, "field 'evaluation_jobs.dna' must be >= 1"),
+        ({"dataset_splits": {"irsi": 5}}, "field 'dataset_splits': unknown dataset 'irsi'"),
+        ({"dataset_splits": {"iris": 0}}, "field 'dataset_splits.iris' must be >= 1"),
     ],
 )
 def test_bad_config_is_one_line_error(changes, message):
@@ -95,7 +97,8 @@ def test_the_profiles_list_the_registry():
     assert set(paper["online_kde"]["datasets"]) == {"iris", "wine", "pima", "letter"}
     assert paper["online_kde"]["split_jobs"] == ["letter"]
     assert set(paper["llc_pc"]["datasets"]) == {"glass", "ringnorm", "ring"}
-    assert paper["llc_pc"]["n_partitions"] == 20 and _config()["llc_pc"]["n_partitions"] == 10
+    # the default profile runs parts of the protocols (and Iris on fewer splits); the paper profile undoes them
+    assert paper["llc_pc"]["n_partitions"] == 20 and _config()["llc_pc"]["n_partitions"] == 3
     assert set(paper["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
     assert set(paper["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
     assert paper["plane"]["datasets"] == ["banana"]
@@ -110,7 +113,13 @@ def test_the_profiles_list_the_registry():
     for section in stage_sections():
         ours = set(default[section].get("datasets", default["datasets"]))
         assert ours <= set(full[section].get("datasets", full["datasets"])), section
-    assert full["method_datasets"] == {}
+    assert full["method_datasets"] == {} and full["dataset_splits"] == {} and full["n_splits"] == 20
+    assert default["dataset_splits"] == {"iris": 5}
+    from hlm.pipeline.methods import TWOWAY_CLUSTERS_GRID, TWOWAY_COMPONENTS_GRID
+    assert full["twoway_gmm"]["n_components"] == TWOWAY_COMPONENTS_GRID
+    assert full["twoway_gmm"]["n_clusters"] == TWOWAY_CLUSTERS_GRID
+    assert full["subspace_gmm"]["n_components"] == SCHEMA["properties"]["subspace_gmm"]["properties"][
+        "n_components"]["default"]
     _check(full)
 
 
@@ -198,7 +207,12 @@ def test_a_subset_runs_only_the_stages_it_names():
     assert config["twoway_gmm"]["datasets"] == ["sonar"]
     assert "datasets" not in config["hmac"] and config["hmac"]["allow_duplicates"] is True  # the rest is kept
     assert config["method_datasets"] == {}  # the default profile's restrictions are for its own data sets
+    assert config["dataset_splits"] == {}  # and so are its fewer splits of Iris
     _check(config)
+    user = {"datasets": ["iris"], "dataset_splits": {"iris": 3}}
+    config = _merge(_config(), user)
+    restrict_to_named(config, user)
+    assert config["dataset_splits"] == {"iris": 3}  # the user's own apply
 
 
 def test_the_default_profile_and_a_run_that_sets_no_subset_keep_every_stage():

@@ -255,3 +255,21 @@ def test_sda_table_puts_ours_beside_each_cell_of_the_papers_tables():
     assert "8.90 vs 6.90 (**+2.7**)" in text
     assert "| KNN-SVM (flip) (`svm_knn_flip`) | not available here (7.63) | not run (14.00) |" in text
     assert "1.74 vs 1.74 (+0.0)" in text and "**Table I**" in text and "**Table II**" in text
+
+
+def test_the_caption_names_a_data_set_on_fewer_splits(tmp_path):
+    """The config's dataset_splits: the common count, and each other data set's (its methods' largest)."""
+    from hlm.pipeline.reporting.tables import split_counts
+
+    summary = pd.DataFrame({"dataset": ["ds1", "ds1", "ds2", "ds3", "ds4"], "n_splits": [20, 20, 5, 20, 0]})
+    assert split_counts(summary) == "20 (ds2: 5)"
+    assert split_counts(summary, given=["ds2"]) == "20"
+    assert split_counts(summary.iloc[[2]]) == "5"
+    assert split_counts(summary.iloc[[4]]) == "0"
+    # two counts as common: the larger is the caption's
+    assert split_counts(pd.DataFrame({"dataset": ["a", "b"], "n_splits": [5, 20]})) == "20 (a: 5)"
+    df = _long()  # 3 splits on ds1 and ds2; ds2 on 2 of them only
+    df = df[~((df["dataset"] == "ds2") & (df["split"] == 2))]
+    write_error_rate_tables(df, DATASETS, METHODS, tmp_path / "t.csv", tmp_path / "t.md")
+    caption = (tmp_path / "t.md").read_text().splitlines()[0]
+    assert caption.startswith("Test error rate in %: mean (sd) over 3 (ds2: 2) random 80/20 train/test splits")

@@ -325,10 +325,15 @@ def protocol_outputs(protocol):
 
 
 def protocol_settings(protocol):
-    """What a protocol's job reads of the config: the top-level settings it names and its section (but the
-    data sets, and which of them run in parts)."""
-    return {**{k: config[k] for k in protocol.settings},
-            **{k: v for k, v in config[protocol.id].items() if k not in ("datasets", "split_jobs")}}
+    """What a protocol's job reads of the config, a function of the wildcards: the top-level settings it names
+    (n_splits: the data set's, n_splits_of) and its section (but the data sets, and which of them run in parts)."""
+    section = {k: v for k, v in config[protocol.id].items() if k not in ("datasets", "split_jobs")}
+
+    def settings(wildcards):
+        top = {k: n_splits_of(wildcards.dataset) if k == "n_splits" else config[k] for k in protocol.settings}
+        return {**top, **section}
+
+    return settings
 
 
 def whole_job_datasets(protocol):
@@ -393,8 +398,8 @@ def cv_from_input(method):
 
 
 def n_splits_of(dataset):
-    """The splits of a data set: one under its archive's own split, else the config's n_splits."""
-    return 1 if dataset in GIVEN_SPLIT else config["n_splits"]
+    """The splits of a data set: one under its archive's own split, else its dataset_splits or n_splits."""
+    return 1 if dataset in GIVEN_SPLIT else config["dataset_splits"].get(dataset, config["n_splits"])
 
 
 #: data sets whose method jobs run as several jobs of consecutive splits (evaluation_jobs), and their number (at

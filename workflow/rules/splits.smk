@@ -10,7 +10,7 @@ rule splits:
     output:
         "results/splits/{dataset}.parquet",
     params:  # an archive's own split reads none of the random splits' settings (editing them reruns nothing)
-        n_splits=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["n_splits"],
+        n_splits=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else n_splits_of(wildcards.dataset),
         test_fraction=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["test_fraction"],
         seed=lambda wildcards: None if REGISTRY[wildcards.dataset].split == "given" else config["seed"],
         given=lambda wildcards: REGISTRY[wildcards.dataset].split == "given",

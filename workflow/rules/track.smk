@@ -20,14 +20,14 @@ rule track:
     params:
         methods=lambda wc: dataset_methods(wc.dataset),
         schemes=lambda wc: dataset_schemes(wc.dataset) if wc.dataset in INCREMENTAL_DATASETS else [],
-        run_params={
-            "n_splits": config["n_splits"],
+        run_params=lambda wc: {
+            "n_splits": n_splits_of(wc.dataset),
             "test_fraction": config["test_fraction"],
             "cv_folds": config["cv_folds"],
             "seed": config["seed"],
         },
-        incremental_run_params={
-            "n_splits": config["n_splits"],
+        incremental_run_params=lambda wc: {
+            "n_splits": n_splits_of(wc.dataset),
             "test_fraction": config["test_fraction"],
             "seed": config["seed"],
         },

@@ -102,6 +102,7 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
         *((f"{p}.split_jobs", known_datasets, config[p]["split_jobs"]) for p in protocols()
           if "split_jobs" in config[p]),
         ("evaluation_jobs", known_datasets, list(config["evaluation_jobs"])),
+        ("dataset_splits", known_datasets, list(config["dataset_splits"])),
     ):
         unknown = [v for v in values if known is not None and v not in known]
         if unknown:
@@ -139,13 +140,16 @@ def restrict_to_named(config: dict, user: dict) -> list[str]:
     profile), the default profile's choice of stages no longer applies: each stage section (:func:`stage_sections`)
     that ``user`` does not set runs on no data set, and one it sets runs on the data sets it lists there, else on
     the section's default (the run's among its paper's), never on the default profile's list. Likewise only the
-    user's ``method_datasets`` apply. Changes ``config`` (Snakemake's, before :func:`validate_config`) in place.
+    user's ``method_datasets`` and ``dataset_splits`` apply. Changes ``config`` (Snakemake's, before
+    :func:`validate_config`) in place.
     """
     if "datasets" not in user and "methods" not in user:
         return []
-    # the default profile's method_datasets are for its own data sets (a value not a mapping: the schema says so)
-    named = user["method_datasets"] if "method_datasets" in user else {}
-    config["method_datasets"] = dict(named) if isinstance(named, dict) else named
+    # the default profile's method_datasets and dataset_splits are for its own run (a value not a mapping: the
+    # schema says so)
+    for key in ("method_datasets", "dataset_splits"):
+        named = user[key] if key in user else {}
+        config[key] = dict(named) if isinstance(named, dict) else named
     off = []
     for section in stage_sections():
         named = user.get(section)

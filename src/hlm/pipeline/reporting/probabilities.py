@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from hlm.datasets._artifacts import atomic_path, write_text
 from hlm.pipeline.evaluation.probabilities import EPS, N_BINS
 from hlm.pipeline.reporting.figures import method_colours
-from hlm.pipeline.reporting.tables import ALPHA, NA, _cell, _pipe_table, given_note, summarize
+from hlm.pipeline.reporting.tables import ALPHA, NA, _cell, _pipe_table, given_note, split_counts, summarize
 
 #: the scores of the evaluation Parquet tabulated here, with their decimals
 METRICS = {"log_loss": 3, "brier": 3}
@@ -88,8 +88,7 @@ def probability_markdown(long_df: pd.DataFrame, datasets: list, methods: list, m
     """A caption, the pipe table (methods shown by ``labels``) and, for the log-loss, the clip count."""
     table = probability_table(long_df, datasets, methods, metric, given)
     summary = probability_summary(long_df, datasets, methods, given)
-    counts = sorted(set(summary.loc[(summary["n_splits"] > 0) & ~summary["dataset"].isin(given), "n_splits"]))
-    caption = " ".join(filter(None, [CAPTIONS[metric].format(n="/".join(map(str, counts)) or "0"),
+    caption = " ".join(filter(None, [CAPTIONS[metric].format(n=split_counts(summary, given)),
                                      given_note(given, datasets)]))
     out = _pipe_table(caption, datasets, methods, lambda m, d: table.loc[m, d], labels)
     return out + ("\n" + _clip_footer(summary, labels) if metric == "log_loss" else "")

@@ -130,19 +130,30 @@ def given_note(given, datasets) -> str:
             "no bold)." if names else "")
 
 
+def split_counts(summary: pd.DataFrame, given=()) -> str:
+    """The caption's number of splits: the data sets' common one, and each other data set's in parentheses
+    ("20 (iris: 5)"); a data set's count is its methods' largest; "0" for none."""
+    runs = summary.loc[(summary["n_splits"] > 0) & ~summary["dataset"].isin(given)]
+    per_dataset = runs.groupby("dataset", sort=False)["n_splits"].max()
+    if per_dataset.empty:
+        return "0"
+    common = int(per_dataset.value_counts().sort_index(ascending=False).idxmax())
+    others = [f"{d}: {int(n)}" for d, n in per_dataset.items() if n != common]
+    return f"{common} ({', '.join(others)})" if others else str(common)
+
+
 def _markdown(summary: pd.DataFrame, datasets: list, methods: list, test_pct: int | None,
               labels: dict | None = None, given=()) -> str:
     cells = pd.Series([_cell(r) for r in summary.itertuples()],
                       index=pd.MultiIndex.from_frame(summary[["method", "dataset"]]))
-    counts = sorted(set(summary.loc[(summary["n_splits"] > 0) & ~summary["dataset"].isin(given), "n_splits"]))
-    n = "/".join(map(str, counts)) or "0"
+    n = split_counts(summary, given)
     split = f"random {100 - test_pct}/{test_pct} train/test splits" if test_pct else "random splits"
     caption = (f"Test error rate in %: mean (sd) over {n} {split}; sd is the sample sd (ddof=1). "
                f"Bold: the lowest mean per data set and every method not significantly worse "
                f"(one-sided Wilcoxon signed-rank test on the paired split errors, alpha = {ALPHA}).")
     note = given_note(given, datasets)
     if note:
-        caption = f"{caption} {note}" if counts else f"Test error rate in %: {note}"
+        caption = f"{caption} {note}" if n != "0" else f"Test error rate in %: {note}"
     conv = summary.drop_duplicates("dataset").set_index("dataset")["to_distance"]
     table = _pipe_table(caption, datasets, methods, lambda m, d: cells[(m, d)], labels)
     return table + "\nDistances: " + "; ".join(f"{d}: {conv[d]}" for d in datasets) + "\n"
