@@ -84,8 +84,9 @@ REGISTERED_ONLY = {"japanese_vowels", "basic_motions", "twonorm", "segment"}
 def test_the_profiles_list_the_registry():
     """The paper profile: every entry but the scale-only ones, every stage named (as a profile that sets its data
     sets, it runs only those), Letter in the online KDE protocol in parts; the default profile: the HLM paper's four
-    data sets and Iris, every method, and each of its stages' data sets among the paper profile's, so that
-    `make paper` after `make run` reuses its jobs."""
+    data sets and Iris, every method, and each of its stages' data sets among the paper profile's (so that `make
+    paper` after `make run` reuses its jobs on the four data sets), its protocols' grids and Iris's splits parts of
+    the paper profile's."""
     from hlm.pipeline.config import _merge, restrict_to_named, stage_sections
 
     registry = yaml.safe_load((ROOT / "config/datasets.yaml").read_text())

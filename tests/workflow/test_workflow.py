@@ -82,24 +82,24 @@ def test_lint_is_clean():
 
 
 def test_dry_run_of_default_config(project):
-    """The default profile: the HLM paper's four data sets and Iris, its 15 methods on all five, the others where
-    method_datasets puts them, the incremental schemes on the four, each protocol once."""
+    """The default profile: the HLM paper's four data sets and Iris (on 5 splits), its 15 methods on the four, the
+    others where method_datasets puts them, the incremental schemes on three of the four and Iris, each protocol
+    once."""
     proc = snakemake(project, "--dry-run")
     counts = job_counts(proc.stdout)
     assert counts["preprocess"] == 5 and counts["splits"] == 5 and "objects" not in counts
     for method in ("knn", "kernel_hlm", "hlm_vsh", "hlm_gknn", "hlm_agg", "hlm_kernel_vsh", "affinity_knn",
                    "kri_knn", "krr_knn", "local_sda", "svm_kernel_clip", "svm_features_linear",
-                   "svm_features_rbf", "svm_knn", "psvm", "kernel_hlm_cv", "local_sda_bayes",
-                   "local_sda_pairwise", "local_sda_pairwise_bayes", "local_sda_regularized"):
-        assert counts[method] == 5, method
-    for method in ("hlm_vsh_cv", "svm_knn_flip", "svm_knn_shift", "svm_knn_features"):  # Aural Sonar
+                   "svm_features_rbf", "svm_knn", "psvm", "kernel_hlm_cv"):
+        assert counts[method] == 4, method
+    for method in ("hlm_vsh_cv", "svm_knn_flip", "svm_knn_shift", "svm_knn_features", "local_sda_bayes",
+                   "local_sda_pairwise", "local_sda_pairwise_bayes", "local_sda_regularized",
+                   "local_sda_regularized_joint"):  # Aural Sonar
         assert counts[method] == 1, method
-    assert counts["local_sda_regularized_joint"] == 2  # Aural Sonar, Protein
-    # methods on raw vectors: Sonar and Iris, or one of them; the others are skipped, with a message
-    for method in ("svm_vector_linear", "svm_vector_rbf", "kde_cv", "mda"):
-        assert counts[method] == 2, method
-    for method in ("llc_pc_mpe", "llc_pc_kmeans", "twoway_gmm", "gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep",
-                   "mda_rr", "mda_dr_mpca", "okde", "odkde"):
+    # methods on raw vectors: Iris, the batch KDE on Sonar too; the others are skipped, with a message
+    assert counts["kde_cv"] == 2
+    for method in ("llc_pc_mpe", "llc_pc_kmeans", "twoway_gmm", "mda", "gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep",
+                   "mda_rr", "mda_dr_mpca", "okde", "odkde", "svm_vector_linear", "svm_vector_rbf"):
         assert counts[method] == 1, method
     assert "llc_pc_hc" not in counts and "llc_pc_em" not in counts  # in the LLC-PC protocol on Glass only
     assert ("hlm: skipping method(s) gmm_mpca, gmm_mpca_mean, gmm_mpca_sep, kde_cv, llc_pc_em, llc_pc_hc, "
@@ -111,7 +111,7 @@ def test_dry_run_of_default_config(project):
     assert counts["probability_tables"] == 1 and counts["reliability_figure"] == 5  # every data set has one
     for scheme in ("scheme_i", "scheme_ii", "retrain"):
         assert counts[f"incremental_{scheme}"] == 4
-    for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only (Sonar)
+    for scheme in ("okde", "odkde"):  # the online KDE schemes: vector data sets only (Iris)
         assert counts[f"incremental_{scheme}"] == 1
     assert counts["incremental_report"] == 1
     for rule in ("online_kde", "llc_pc", "twoway_gmm_grid", "subspace_gmm_grid", "subspace_selection", "plane"):
