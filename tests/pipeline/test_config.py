@@ -99,7 +99,7 @@ def test_the_profiles_list_the_registry():
     assert paper["online_kde"]["split_jobs"] == ["letter"]
     assert set(paper["llc_pc"]["datasets"]) == {"glass", "ringnorm", "ring"}
     # the default profile runs parts of the protocols (and Iris on fewer splits); the paper profile undoes them
-    assert paper["llc_pc"]["n_partitions"] == 20 and _config()["llc_pc"]["n_partitions"] == 3
+    assert "n_partitions" not in paper["llc_pc"] and _config()["llc_pc"]["n_partitions"] == 3
     assert set(paper["twoway_gmm"]["datasets"]) == {"sonar", "satellite", "digits", "dna_indicators", "sonar_mcar5"}
     assert set(paper["subspace_gmm"]["datasets"]) == {"waveform", "sonar", "satellite"}
     assert paper["plane"]["datasets"] == ["banana"]
@@ -116,11 +116,9 @@ def test_the_profiles_list_the_registry():
         assert ours <= set(full[section].get("datasets", full["datasets"])), section
     assert full["method_datasets"] == {} and full["dataset_splits"] == {} and full["n_splits"] == 20
     assert default["dataset_splits"] == {"iris": 5}
-    from hlm.pipeline.methods import TWOWAY_CLUSTERS_GRID, TWOWAY_COMPONENTS_GRID
-    assert full["twoway_gmm"]["n_components"] == TWOWAY_COMPONENTS_GRID
-    assert full["twoway_gmm"]["n_clusters"] == TWOWAY_CLUSTERS_GRID
-    assert full["subspace_gmm"]["n_components"] == SCHEMA["properties"]["subspace_gmm"]["properties"][
-        "n_components"]["default"]
+    # none of the default profile's smaller grids (the method's and the schema's defaults are the chapters')
+    assert "n_components" not in full["twoway_gmm"] and "n_clusters" not in full["twoway_gmm"]
+    assert full["subspace_gmm"]["n_components"] == [3, 4, 5] and full["llc_pc"]["n_partitions"] == 20
     _check(full)
 
 
@@ -206,7 +204,9 @@ def test_a_subset_runs_only_the_stages_it_names():
     assert set(off) == set(stage_sections()) - {"hmac", "twoway_gmm"}
     assert config["subspace_gmm"]["datasets"] == [] and config["incremental"]["datasets"] == []
     assert config["twoway_gmm"]["datasets"] == ["sonar"]
-    assert "datasets" not in config["hmac"] and config["hmac"]["allow_duplicates"] is True  # the rest is kept
+    # the user's settings over the schema's defaults: none of the default profile's (its smaller grids, HMAC's
+    # allow_duplicates for Iris)
+    assert config["hmac"] == {"n_levels": 5} and config["twoway_gmm"] == {"datasets": ["sonar"]}
     assert config["method_datasets"] == {}  # the default profile's restrictions are for its own data sets
     assert config["dataset_splits"] == {}  # and so are its fewer splits of Iris
     _check(config)
@@ -231,3 +231,11 @@ def test_user_settings_are_the_command_line_and_the_other_config_files(tmp_path)
     user = user_settings([ROOT / "config/config.yaml", tmp_path / "a.yaml"], {"hmac": {"n_levels": 6}},
                          ROOT / "config/config.yaml")
     assert user == {"datasets": ["voting"], "hmac": {"n_levels": 6, "low": 0.1}}
+
+
+def test_a_data_set_gets_fewer_splits_never_more():
+    from hlm.pipeline.config import dataset_n_splits
+
+    config = load_config(ROOT / "config/config.yaml")
+    assert dataset_n_splits(config, "iris") == 5 and dataset_n_splits(config, "voting") == 20
+    assert dataset_n_splits({**config, "n_splits": 3}, "iris") == 3  # a quicker run is quicker everywhere

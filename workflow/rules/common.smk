@@ -398,8 +398,10 @@ def cv_from_input(method):
 
 
 def n_splits_of(dataset):
-    """The splits of a data set: one under its archive's own split, else its dataset_splits or n_splits."""
-    return 1 if dataset in GIVEN_SPLIT else config["dataset_splits"].get(dataset, config["n_splits"])
+    """The splits of a data set: one under its archive's own split, else n_splits or its dataset_splits if fewer."""
+    from hlm.pipeline.config import dataset_n_splits
+
+    return 1 if dataset in GIVEN_SPLIT else dataset_n_splits(config, dataset)
 
 
 #: data sets whose method jobs run as several jobs of consecutive splits (evaluation_jobs), and their number (at

@@ -124,6 +124,12 @@ def check_names(config: dict, *, known_datasets=None, known_methods=None, where:
             raise ConfigError(f"{where}: field 'method_params.{method}': unknown method {method!r}")
 
 
+def dataset_n_splits(config: dict, dataset: str) -> int:
+    """A data set's number of random splits: ``n_splits``, or its ``dataset_splits`` where fewer."""
+    n = config["n_splits"]
+    return min(n, config["dataset_splits"].get(dataset, n))
+
+
 def stage_sections() -> tuple[str, ...]:
     """The config sections of the stages besides the comparison: ``incremental`` and every protocol's section
     (``hlm.pipeline.protocols``)."""
@@ -139,8 +145,9 @@ def restrict_to_named(config: dict, user: dict) -> list[str]:
     default profile (config/config.yaml). When they set ``datasets`` or ``methods`` (a subset, or another
     profile), the default profile's choice of stages no longer applies: each stage section (:func:`stage_sections`)
     that ``user`` does not set runs on no data set, and one it sets runs on the data sets it lists there, else on
-    the section's default (the run's among its paper's), never on the default profile's list. Likewise only the
-    user's ``method_datasets`` and ``dataset_splits`` apply. Changes ``config`` (Snakemake's, before
+    the section's default (the run's among its paper's), never on the default profile's list; its other settings
+    are the user's and the schema's defaults, none of the default profile's (its smaller grids, fewer partitions,
+    HMAC's allow_duplicates). Likewise only the user's ``method_datasets`` and ``dataset_splits`` apply. Changes ``config`` (Snakemake's, before
     :func:`validate_config`) in place.
     """
     if "datasets" not in user and "methods" not in user:
@@ -153,15 +160,13 @@ def restrict_to_named(config: dict, user: dict) -> list[str]:
     off = []
     for section in stage_sections():
         named = user.get(section)
-        settings = config.setdefault(section, {})
-        if not isinstance(settings, dict):
+        if not isinstance(config.get(section, {}), dict):
             continue  # validate_config names the field
-        if isinstance(named, dict):
-            if "datasets" not in named:
-                settings.pop("datasets", None)
+        if isinstance(named, dict):  # the user's settings over the schema's defaults, none of the default profile's
+            config[section] = copy.deepcopy(named)
             continue
         off.append(section)
-        settings["datasets"] = []
+        config[section] = {"datasets": []}
     return off
 
 
