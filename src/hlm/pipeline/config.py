@@ -147,8 +147,8 @@ def restrict_to_named(config: dict, user: dict) -> list[str]:
     that ``user`` does not set runs on no data set, and one it sets runs on the data sets it lists there, else on
     the section's default (the run's among its paper's), never on the default profile's list; its other settings
     are the user's and the schema's defaults, none of the default profile's (its smaller grids, fewer partitions,
-    HMAC's allow_duplicates). Likewise only the user's ``method_datasets`` and ``dataset_splits`` apply. Changes ``config`` (Snakemake's, before
-    :func:`validate_config`) in place.
+    HMAC's allow_duplicates). Likewise only the user's ``method_datasets`` and ``dataset_splits`` apply. Changes
+    ``config`` (Snakemake's, before :func:`validate_config`) in place.
     """
     if "datasets" not in user and "methods" not in user:
         return []
