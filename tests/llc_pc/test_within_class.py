@@ -132,3 +132,21 @@ def test_em_starts_from_near_singular_clusters():
     X, y = ringnorm_delve(400, 20, 3)
     model = LLCPairwiseCoupling(n_subclasses=40, subclassing="em").fit(X, y)  # a fit, no refusal: a smoke test
     assert model.subclasses_per_class_.sum() <= 40 and model.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("method", ["average", "ward", "single", "complete"])
+@pytest.mark.parametrize("ties", [False, True])
+def test_hc_cut_is_scipys_cut_tree_at_every_count(method, ties):
+    # the O(n) cut against scipy's cut_tree on the same linkage; integer data on a 3 x 3 grid give duplicate rows
+    # and equal merge heights, where the order of the merges decides the partition
+    from scipy.cluster.hierarchy import cut_tree, linkage
+
+    from hlm.llc_pc._subclasses import cut, merge_order
+
+    rng = np.random.default_rng(11)
+    for n in (2, 5, 23, 57):
+        X = rng.integers(0, 3, size=(n, 2)).astype(float) if ties else rng.normal(size=(n, 3))
+        Z = linkage(X, method=method)
+        order = merge_order(Z)
+        for m in range(1, n + 1):
+            assert groups(cut(Z, order, m)) == groups(cut_tree(Z, n_clusters=m)[:, 0])

@@ -3,7 +3,7 @@ hierarchical clustering (HC) and EM inside each class; spec ``docs/llc-pc-spec.m
 
 Both are *paths*: the subclasses for a total K do not depend on any larger K asked later, so one object
 serves every K (``GreedyMPEPath.subclasses(K)``, ``WithinClassPath.subclasses(K)``), and the pairwise models
-are kept in a ``PairStore`` keyed by the subclasses' identities.
+are kept in a ``PairStore`` keyed by the two subclasses' members.
 
 Randomness: each clustering draws from ``numpy.random.SeedSequence([random_state, purpose, class, key])``:
 for Greedy-MPE the key is the split subclass's node in its class's binary split tree (root 1, children
@@ -20,6 +20,7 @@ discarded.
 from __future__ import annotations
 
 import warnings
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,11 +82,44 @@ def distinct_rows(X: np.ndarray) -> int:
     return len(np.unique(X, axis=0))
 
 
+# ---------------------------------------------------------------- HC's tree
+def merge_order(Z: np.ndarray) -> np.ndarray:
+    """The merges (rows of the linkage Z) in scipy's ``cut_tree`` order: by height, and among equal heights
+    the later first in a breadth-first walk from the root that visits a node's right child (``Z[k, 1]``)
+    before its left (``cut_tree`` inserts each node before the nodes of its height already placed)."""
+    n = len(Z) + 1
+    visit = np.empty(n - 1, dtype=np.int64)
+    queue, seen = deque([2 * n - 2]), 0
+    while queue:
+        node = queue.popleft()
+        if node >= n:
+            visit[node - n], seen = seen, seen + 1
+            queue.append(int(Z[node - n, 1]))
+            queue.append(int(Z[node - n, 0]))
+    return np.lexsort((-visit, Z[:, 2]))
+
+
+def cut(Z: np.ndarray, order: np.ndarray, m: int) -> np.ndarray:
+    """Cluster labels of the n objects after the first n - m merges of ``order``: ``cut_tree(Z, m)``'s
+    partition (each object's cluster is its highest merged ancestor) in O(n) rather than O(n^2), for the
+    linkages without inversions that LLC-PC offers (``cut_tree``'s own partitions are not nested under the
+    inversions of centroid and median linkage)."""
+    n = len(Z) + 1
+    merged = np.zeros(n - 1, dtype=bool)
+    merged[order[:n - m]] = True
+    top = np.arange(2 * n - 1)  # a node's highest merged ancestor, itself if none
+    for k in range(n - 2, -1, -1):  # parents before children: a merge joins nodes of lower index
+        if merged[k] or top[n + k] != n + k:  # merged, or inside a merged ancestor
+            top[int(Z[k, 0])] = top[int(Z[k, 1])] = top[n + k]
+    return np.unique(top[:n], return_inverse=True)[1].astype(np.intp)
+
+
 # ---------------------------------------------------------------- subclasses and their pairs
 @dataclass(eq=False)
 class Subclass:
-    """A subclass: its identity ``key`` (pair models are stored under it), class index, members (sorted
-    training indices), creation index ``order`` (Greedy-MPE) or position in its class (k-means)."""
+    """A subclass: its identity ``key`` (its path's caches are stored under it), class index, members
+    (sorted training indices, which key its pair models), creation index ``order`` (Greedy-MPE) or position in
+    its class (k-means)."""
 
     key: tuple
     cls: int
@@ -95,8 +129,11 @@ class Subclass:
 
 
 class PairStore:
-    """The pairwise models, fitted on first use and kept (``models``), keyed by the two subclasses' keys,
-    oriented from the subclass of the smaller class index (f > 0 for it)."""
+    """The pairwise models, fitted on first use and kept (``models``), oriented from the subclass of the
+    smaller class index (f > 0 for it). A model is keyed by the two subclasses' members, not their names:
+    a pair fit is a function of the two member lists, so the clusterings of one class at different
+    counts share the models of the clusters they have in common (HC's cut at m + 1 keeps m - 1 of the
+    cut at m) and fit each pair once."""
 
     def __init__(self, settings: dict):
         self.settings = settings
@@ -105,7 +142,7 @@ class PairStore:
     def get(self, a: Subclass, b: Subclass) -> PairModel:
         if a.cls > b.cls:
             a, b = b, a
-        key = (a.key, b.key)
+        key = (a.members.tobytes(), b.members.tobytes())
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = fit_pair(a.data, b.data, **self.settings)
@@ -332,7 +369,7 @@ class WithinClassPath(_Path):
         self.clustering_method, self.linkage = clustering, linkage
         self.distinct = np.array([distinct_rows(X[y_idx == i]) for i in range(n_classes)])
         self._clusterings: dict[tuple[int, int], list[Subclass]] = {}
-        self._trees: dict[int, np.ndarray] = {}
+        self._trees: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def counts(self, K: int) -> tuple[np.ndarray, list[int]]:
         if self.fixed_counts is not None:
@@ -370,11 +407,12 @@ class WithinClassPath(_Path):
 
     def _hc(self, i: int, m: int) -> np.ndarray:
         """The class's tree cut into m clusters (m at most its distinct objects, ``allocate``'s cap)."""
-        from scipy.cluster.hierarchy import cut_tree, linkage
+        from scipy.cluster.hierarchy import linkage
 
         if i not in self._trees:
-            self._trees[i] = linkage(self._rows(i), method=self.linkage, metric="euclidean")
-        return cut_tree(self._trees[i], n_clusters=m)[:, 0].astype(np.intp)
+            Z = linkage(self._rows(i), method=self.linkage, metric="euclidean")
+            self._trees[i] = (Z, merge_order(Z))
+        return cut(*self._trees[i], m)
 
     def _em(self, i: int, m: int) -> np.ndarray:
         """EM from the class's k-means clusters (their weights, means and covariances + ``REG_COVAR`` I, as
