@@ -24,6 +24,7 @@ from hlm.pipeline.protocols.subspace_gmm.table import (
     paper_error,
     subspace_gmm_markdown,
 )
+from registry_entry import entry_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,15 +100,6 @@ def test_table_from_known_numbers():
 
 
 # HMAC's stage (rule hmac) and its MLflow run
-
-
-def entry_of(name: str) -> dict:
-    """The registry entry as the pipeline passes it (workflow/rules/common.smk dataset_entry)."""
-    from dataclasses import asdict
-
-    spec = load_registry(ROOT / "config/datasets.yaml", names=[name])[name]
-    return {k: v for k, v in asdict(spec).items()
-            if v not in (None, "") and k not in ("name", "description", "provenance", "licence")}
 
 
 @pytest.fixture

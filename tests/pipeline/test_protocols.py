@@ -19,6 +19,7 @@ from hlm.pipeline.protocols.llc_pc.run import partition, run_llc_pc
 from hlm.pipeline.protocols.llc_pc.table import LLC_PC_SOURCE, PAPER_LLC_PC, llc_pc_markdown, llc_pc_table
 from hlm.pipeline.protocols.twoway_gmm.run import cluster_grid, run_twoway_gmm
 from hlm.pipeline.protocols.twoway_gmm.table import grid_table, twoway_gmm_markdown
+from registry_entry import entry_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -245,3 +246,33 @@ def test_llc_pc_in_parts_gathers_the_rows_of_one_job(registry, tmp_path):
     same = [c for c in whole.columns if c != "fit_seconds"]
     pd.testing.assert_frame_equal(gathered[same], whole[same])
     assert (tmp_path / "iris.png").stat().st_size > 0
+
+
+def test_twoway_in_parts_gathers_the_rows_of_one_job(registry, tmp_path):
+    """split_jobs: one part per split, each run by ``run`` with its part, gathered from their files in any order,
+    are the rows of the whole job in its order (but the fit times), with the whole job's metadata."""
+    from hlm.datasets._artifacts import read_metadata
+    from hlm.pipeline.protocols.twoway_gmm import PROTOCOL
+    from hlm.pipeline.protocols.twoway_gmm.run import gather, run
+
+    entry = entry_of("iris")
+    settings = {"seed": 5, "cv_folds": 3, "n_splits": 3, "test_fraction": 0.2, "n_components": [1, 2],
+                "n_clusters": [2], "covariance": ["diag", "full"]}
+    whole = tmp_path / "whole.parquet"
+    run(dataset="iris", entry=entry, outputs={"runs": str(whole)}, settings=settings, tags={}, root=ROOT)
+    parts = list(PROTOCOL.part_names(settings["n_splits"]))
+    assert parts == ["split0", "split1", "split2"]
+    paths = []
+    for part in reversed(parts):
+        paths.append(tmp_path / f"{part}.parquet")
+        run(dataset="iris", entry=entry, outputs={"runs": str(paths[-1])}, settings=settings, tags={}, root=ROOT,
+            part=part)
+        assert read_metadata(paths[-1])["part"] == part
+    gathered = tmp_path / "iris.parquet"
+    gather(dataset="iris", parts=[str(p) for p in paths], outputs={"runs": str(gathered)}, settings=settings,
+           tags={})
+    one, got = pd.read_parquet(whole), pd.read_parquet(gathered)
+    assert sorted(set(one.split)) == [0, 1, 2] and len(one) == 3 * 2 * (2 * 1 + 2 + 2)
+    same = [c for c in one.columns if c != "fit_seconds"]
+    pd.testing.assert_frame_equal(got[same], one[same])
+    assert read_metadata(gathered) == read_metadata(whole)

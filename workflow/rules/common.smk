@@ -97,7 +97,7 @@ if _OFF:
     print(f"hlm: a subset runs only the stages it names: not running {', '.join(_OFF)}; name one with its data "
           "sets, e.g. --config 'hmac={datasets: [sonar]}' (README, \"A subset\")", file=sys.stderr)
 # Protocol data sets run as one job per part (a section's split_jobs; ProtocolSpec.parts)
-SPLIT_JOBS = {p: [d for d in config[p]["split_jobs"] if d in PROTOCOL_DATASETS[p]] if spec.parts else []
+SPLIT_JOBS = {p: [d for d in config[p]["split_jobs"] if d in PROTOCOL_DATASETS[p]] if spec.has_parts else []
               for p, spec in PROTOCOLS.items()}
 # Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters (its levels
 # are logged with the data set's runs).
@@ -140,9 +140,13 @@ def print_forecast():
             if not job.rule.norun]
     # a part of a method's or a protocol's job counts as its share of the whole job where it has no figure
     whole = {f"{m}_part": m for m in METHODS} | {f"{spec.rule}_part": spec.rule for spec in PROTOCOLS.values()}
-    n_parts = {spec.rule: len(spec.parts) for spec in PROTOCOLS.values()}
-    shares = {(rule, d): (whole[rule], 1 / n_parts.get(whole[rule], EVALUATION_JOBS.get(d, 1)))
-              for rule, d in jobs if rule in whole}
+    protocols = {spec.rule: spec for spec in PROTOCOLS.values()}
+
+    def n_parts(rule, d):
+        spec = protocols.get(rule)
+        return len(spec.part_names(n_splits_of(d))) if spec else EVALUATION_JOBS.get(d, 1)
+
+    shares = {(rule, d): (whole[rule], 1 / n_parts(whole[rule], d)) for rule, d in jobs if rule in whole}
     try:
         cores = workflow.cores
     except Exception:  # a cluster run (--jobs N) sets no core count
@@ -334,6 +338,16 @@ def protocol_settings(protocol):
         return {**top, **section}
 
     return settings
+
+
+def protocol_part_files(protocol):
+    """The parts' files that a protocol's gather job reads, a function of the wildcards (a data set's parts are
+    its splits where the protocol runs in one part per split)."""
+    def files(wildcards):
+        return [f"results/{protocol.id}/{wildcards.dataset}/{part}.parquet"
+                for part in protocol.part_names(n_splits_of(wildcards.dataset))]
+
+    return files
 
 
 def whole_job_datasets(protocol):

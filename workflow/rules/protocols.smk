@@ -4,9 +4,10 @@
 # results/{protocol}/{dataset}.parquet (and results/figures/{protocol}_{dataset}.png where it draws one);
 # {protocol}_report writes results/tables/{protocol}.{csv,md} over the data sets, beside the paper's
 # numbers. The job's code inputs are what it runs, not its table: editing a table reruns no protocol job.
-# A protocol with parts (ProtocolSpec.parts: the odKDE protocol's (fold, ordering, learner)) runs the data sets of its
-# section's `split_jobs` as one job per part (<rule>_part) and one that gathers them (<rule>_gather), so that
-# no job is longer than a part: the same rows as one job.
+# A protocol with parts (ProtocolSpec.parts: the odKDE protocol's (fold, ordering, learner); or split_parts: the
+# two-way grid's random splits) runs the data sets of its section's `split_jobs` as one job per part
+# (<rule>_part) and one that gathers them (<rule>_gather), so that no job is longer than a part: the same rows as
+# one job.
 
 for _protocol in PROTOCOLS.values():
 
@@ -33,14 +34,14 @@ for _protocol in PROTOCOLS.values():
         script:
             "../scripts/protocol.py"
 
-    if _protocol.parts:  # the data sets of the section's split_jobs: one job per part, and one that gathers them
+    if _protocol.has_parts:  # the data sets of the section's split_jobs: one job per part, and one that gathers them
 
         rule:
             name:
                 f"{_protocol.rule}_part"
             wildcard_constraints:
                 dataset=names_regex(SPLIT_JOBS[_protocol.id]),
-                part=names_regex(_protocol.parts),
+                part=names_regex(_protocol.part_names(config["n_splits"])),
             input:
                 **protocol_inputs(_protocol),
             output:
@@ -65,7 +66,7 @@ for _protocol in PROTOCOLS.values():
             wildcard_constraints:
                 dataset=names_regex(SPLIT_JOBS[_protocol.id]),
             input:
-                parts=expand(f"results/{_protocol.id}/{{{{dataset}}}}/{{part}}.parquet", part=_protocol.parts),
+                parts=protocol_part_files(_protocol),
                 code=src(*protocol_sources(_protocol, METHODS)),
             output:
                 **protocol_outputs(_protocol),

@@ -48,6 +48,17 @@ class ProtocolSpec:
     #: part, writing results/<id>/{dataset}/{part}.parquet, and one that gathers them (the run module's ``run``
     #: with ``part``, and its ``gather``); a part's rows are those of the whole job
     parts: tuple[str, ...] = ()
+    #: instead of ``parts``, one part per random split of the data set (split0, split1, ...: its number of
+    #: splits, the config's ``n_splits`` or ``dataset_splits``); the run module's ``run`` takes ``part`` so too
+    split_parts: bool = False
+
+    def part_names(self, n_splits: int) -> tuple[str, ...]:
+        """The parts of a data set's job: ``parts``, or one per split of its ``n_splits``."""
+        return tuple(f"split{s}" for s in range(n_splits)) if self.split_parts else self.parts
+
+    @property
+    def has_parts(self) -> bool:
+        return bool(self.parts) or self.split_parts
 
     @property
     def package(self) -> str:

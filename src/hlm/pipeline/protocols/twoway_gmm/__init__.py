@@ -23,4 +23,6 @@ PROTOCOL = ProtocolSpec(
     settings=("seed", "cv_folds", "n_splits", "test_fraction"),
     threads="job",
     methods=("twoway_gmm", "mda"),  # and their full-covariance variants (methods.VARIANTS)
+    # the section's split_jobs: one job per split (Digits' full-covariance grid takes about 10 CPU-minutes a split)
+    split_parts=True,
 )

@@ -111,23 +111,43 @@ def _fit_row(split: int, method: str, selection: str, params: dict, X, y, train,
 
 
 def run(*, dataset: str, entry: dict, outputs: dict, settings: dict, tags: dict, n_jobs: int = 1,
-        root: str | Path = ".") -> None:
+        root: str | Path = ".", part: str | None = None) -> None:
     """The two-way GMM at every (M, L) and MDA at every M on the project's splits, plus both chosen by CV,
     to Parquet. ``settings``: ``seed``, ``cv_folds``, ``n_splits``, ``test_fraction`` and the section's grids
     ``n_components`` and ``n_clusters``. Features are z-scored inside the estimator where the registry
-    standardizes them (mixed units)."""
+    standardizes them (mixed units). ``part`` ("split<s>", the section's ``split_jobs``): that split alone."""
     from hlm.pipeline.protocols.common import protocol_vectors, write_protocol
 
-    seed, cv_folds, n_splits, test_fraction = (settings[k] for k in ("seed", "cv_folds", "n_splits",
-                                                                       "test_fraction"))
     spec, records = protocol_vectors("two-way GMM protocol", dataset, entry, root)
     grids = {k: settings[k] for k in ("n_components", "n_clusters", "covariance") if k in settings}
-    frame = run_twoway_gmm(records.features, records.labels, dataset=dataset, seed=seed, cv_folds=cv_folds,
-                           n_splits=n_splits, test_fraction=test_fraction, standardize=bool(spec.standardize),
-                           n_jobs=n_jobs, **grids)
-    write_protocol(frame, outputs["runs"], {"dataset": dataset, "seed": seed, "n_splits": n_splits,
-                                            "cv_folds": cv_folds, "test_fraction": test_fraction,
-                                            "standardize": bool(spec.standardize)}, tags)
+    frame = run_twoway_gmm(records.features, records.labels, dataset=dataset, seed=settings["seed"],
+                           cv_folds=settings["cv_folds"], n_splits=settings["n_splits"],
+                           test_fraction=settings["test_fraction"], standardize=bool(spec.standardize),
+                           n_jobs=n_jobs, **({"splits": [int(part.removeprefix("split"))]} if part else {}), **grids)
+    metadata = _metadata(dataset, settings, bool(spec.standardize))
+    write_protocol(frame, outputs["runs"], {**metadata, **({"part": part} if part else {})}, tags)
+    if part is None:
+        _summary(dataset, frame)
+
+
+def gather(*, dataset: str, parts: list[str], outputs: dict, settings: dict, tags: dict) -> None:
+    """The whole run of one data set from its parts' files (one per split), rows in the order of one job."""
+    from hlm.datasets._artifacts import read_metadata
+    from hlm.pipeline.protocols.common import write_protocol
+
+    frames = [pd.read_parquet(p) for p in parts]
+    frame = pd.concat(sorted(frames, key=lambda f: int(f["split"].iloc[0])), ignore_index=True)
+    standardize = read_metadata(parts[0])["standardize"]
+    write_protocol(frame, outputs["runs"], _metadata(dataset, settings, standardize), tags)
+    _summary(dataset, frame)
+
+
+def _metadata(dataset: str, settings: dict, standardize: bool) -> dict:
+    return {"dataset": dataset, "seed": settings["seed"], "n_splits": settings["n_splits"],
+            "cv_folds": settings["cv_folds"], "test_fraction": settings["test_fraction"], "standardize": standardize}
+
+
+def _summary(dataset: str, frame: pd.DataFrame) -> None:
     for (method, selection), g in frame.groupby(["method", "selection"], sort=False):
         log.info("%s/%s (%s): error %.2f%% (mean over %d fits), %.2f s per fit", dataset, method, selection,
                  g.error.mean(), len(g), g.fit_seconds.mean())
