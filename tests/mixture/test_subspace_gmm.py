@@ -18,6 +18,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from hlm.datasets._generated import waveform
 from hlm.errors import DataError
 from hlm.mixture import _subspace as subspace_gmm
+from hlm.mixture._mda_os import OptimalScoringMDA
 from hlm.mixture._mda_rr import ReducedRankMDA
 from hlm.mixture._mpca import (
     closeness,
@@ -425,7 +426,7 @@ def test_waveform_errors_lie_within_the_chapters_excess_over_the_bayes_rule(wave
     bayes = _waveform_bayes_rule(Xte) == yte.astype(str)
     models = [SubspaceGMMClassifier(3, 2, "mpca", random_state=0), SubspaceGMMClassifier(3, 2, "mpca_mean",
               random_state=0), SubspaceGMMClassifier(3, 4, "sep", random_state=0), ReducedRankMDA(3, 2, random_state=0),
-              ProjectedMDA(3, 2, random_state=0)]
+              ProjectedMDA(3, 2, random_state=0), OptimalScoringMDA(3, 2, random_state=0)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # HMAC's modal EM may stop a few starts at max_iter
         for m in models:

@@ -31,8 +31,9 @@ from hlm.pipeline.protocols.chapter4_parts import cv_parts, simulation_parts
 
 log = logging.getLogger("hlm")
 
-#: the chapter's methods here (MDA-RR-OS, Hastie and Tibshirani's optimal scoring, is not implemented)
-METHOD_ORDER = ("gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep", "mda_rr", "mda_dr_mpca", "mda_dr_mpca_mean")
+#: the chapter's methods, in its tables' order (MDA-RR-OS: Hastie and Tibshirani's optimal scoring)
+METHOD_ORDER = ("gmm_mpca", "gmm_mpca_mean", "gmm_mpca_sep", "mda_rr", "mda_rr_os", "mda_dr_mpca",
+                "mda_dr_mpca_mean")
 #: the chapter's components per class (its tables' row blocks)
 COMPONENTS = (3, 4, 5)
 #: the chapter's discriminant dimensions per data set (its tables' columns); others: DEFAULT_DIMS below p
@@ -48,11 +49,14 @@ COLUMNS = ["fold", "method", "n_components", "n_dims", "error", "fit_seconds", "
 
 def make_estimator(method: str, n_components: int, n_dims: int, fixed: dict):
     """The estimator of one method at one grid cell (``fixed``: standardize, random_state)."""
+    from hlm.mixture._mda_os import OptimalScoringMDA
     from hlm.mixture._mda_rr import ReducedRankMDA
     from hlm.mixture._subspace import ProjectedMDA, SubspaceGMMClassifier
 
     if method == "mda_rr":
         return ReducedRankMDA(n_components=n_components, rank=n_dims, **fixed)
+    if method == "mda_rr_os":
+        return OptimalScoringMDA(n_components=n_components, rank=n_dims, **fixed)
     if method.startswith("mda_dr_"):
         subspace = method.removeprefix("mda_dr_")
         return ProjectedMDA(n_components=n_components, n_dims=n_dims, subspace=subspace, **fixed)

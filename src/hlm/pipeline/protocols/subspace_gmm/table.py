@@ -82,7 +82,7 @@ def subspace_gmm_markdown(frames: dict, table: pd.DataFrame) -> str:
              "Dissertation chapter 4 (docs/subspace-gmm-spec.md). Test error (%) at every (components per class "
              "R, discriminant dimension d): mean over the partitions, ours and, in brackets, the chapter's "
              "(Tables 4.1(b) Waveform, 4.2(a) Sonar). NA: the method has no model there (GMM-MPCA-SEP below "
-             "its smallest d). MDA-RR-OS (optimal scoring) is not implemented.", ""]
+             "its smallest d).", ""]
     for dataset, (_, meta) in frames.items():
         design = (f"{meta.get('n_simulations')} simulations of {meta.get('n_train')} training and "
                   f"{meta.get('n_test')} test objects" if meta.get("design") == "simulations"
