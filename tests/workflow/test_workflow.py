@@ -139,10 +139,13 @@ def test_a_subset_runs_only_what_it_names(project):
 
 
 def test_the_paper_profile_splits_its_longest_jobs(project):
-    """Letter's odKDE protocol in 44 parts, DNA's 25 methods in 4 jobs each, every other job whole."""
+    """Letter's odKDE protocol in 44 parts, the two-way grid on Satellite, Digits and DNA's indicators in one part
+    per split, DNA's 25 methods in 4 jobs each, every other job whole."""
     proc = snakemake(project, "--dry-run", "--configfile", "config/paper.yaml")
     counts = job_counts(proc.stdout)
     assert counts["online_kde_part"] == 44 and counts["online_kde_gather"] == 1 and counts["online_kde"] == 3
+    assert counts["twoway_gmm_grid_part"] == 3 * 20 and counts["twoway_gmm_grid_gather"] == 3
+    assert counts["twoway_gmm_grid"] == 2  # Sonar and its copy with missing values, whole
     assert counts["knn"] == 14 and counts["knn_part"] == 4 and counts["evaluation_gather"] == 25
     assert counts["gmm_mpca"] == 8 and "gmm_mpca_part" not in counts and "a subset runs only" not in proc.stderr
 
