@@ -239,3 +239,28 @@ def test_a_data_set_gets_fewer_splits_never_more():
     config = load_config(ROOT / "config/config.yaml")
     assert dataset_n_splits(config, "iris") == 5 and dataset_n_splits(config, "voting") == 20
     assert dataset_n_splits({**config, "n_splits": 3}, "iris") == 3  # a quicker run is quicker everywhere
+
+
+def test_command_line_text_gets_the_schemas_types():
+    """Snakemake reads nested --config values as text; where the schema wants a number or a boolean (or says
+    nothing, as in a method's grid) the text YAML reads as one becomes it, names stay text, and a wrong value is
+    still refused."""
+    from snakemake.cli import parse_config
+
+    from hlm.pipeline.config import typed_command_line
+
+    line = parse_config(["dataset_splits={iris: 5}", "hmac={datasets: [iris, '1'], allow_duplicates: true}",
+                         "method_params={knn: {grid: {k: [1, 3, 5]}}}", "datasets=[iris, sonar]", "n_splits=20"])
+    assert line["dataset_splits"] == {"iris": "5"} and line["hmac"]["allow_duplicates"] == "true"  # as Snakemake gives
+    config = load_config(ROOT / "config/config.yaml")
+    for key, value in line.items():
+        config[key] = value if not isinstance(value, dict) else {**config.get(key, {}), **value}
+    typed_command_line(config, line)
+    assert config["dataset_splits"] == {"iris": 5}
+    assert config["hmac"]["allow_duplicates"] is True and config["hmac"]["datasets"] == ["iris", "1"]
+    assert config["method_params"]["knn"]["grid"]["k"] == [1, 3, 5]
+    assert config["datasets"] == ["iris", "sonar"] and config["n_splits"] == 20
+    validate_config(config)
+    bad = typed_command_line({"dataset_splits": {"iris": "five"}}, parse_config(["dataset_splits={iris: five}"]))
+    with pytest.raises(ConfigError, match="dataset_splits.iris' must be of type integer"):
+        validate_config({**load_config(ROOT / "config/config.yaml"), **bad})

@@ -23,7 +23,8 @@ from pathlib import Path
 import hlm
 from hlm.datasets._registry import load_registry
 from hlm.errors import HLMError, print_error
-from hlm.pipeline.config import check_config_file, check_names, restrict_to_named, user_settings, validate_config
+from hlm.pipeline.config import (check_config_file, check_names, restrict_to_named, typed_command_line, user_settings,
+                                 validate_config)
 from hlm.pipeline.incremental import learner_params, scheme_applies
 from hlm.pipeline.methods import METHODS, method_applies
 from hlm.pipeline.protocols import protocols
@@ -51,8 +52,11 @@ try:
     for _configfile in workflow.configfiles:  # Snakemake's YAML loader keeps the last of a repeated key
         check_config_file(os.path.relpath(_configfile))
     # A subset (--config datasets/methods, or another profile) runs only the stages it names (hlm.pipeline.config)
+    # --config's nested values arrive as text: numbers and booleans where the schema wants them
+    typed_command_line(config, workflow.config_settings.config)
     _OFF = restrict_to_named(config, user_settings(workflow.config_settings.configfiles,
-                                                   workflow.config_settings.config,
+                                                   typed_command_line(dict(workflow.config_settings.config),
+                                                                      workflow.config_settings.config),
                                                    Path(workflow.basedir) / "config/config.yaml"))
     validate_config(config)  # fills in the schema's defaults
     REGISTRY = load_registry(config["registry"])

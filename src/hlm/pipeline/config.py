@@ -88,6 +88,52 @@ def validate_config(config: dict, schema: dict | None = None, *, known_datasets=
     return config
 
 
+def typed_command_line(config: dict, command_line: dict, schema: dict | None = None) -> dict:
+    """Give the scalars of ``--config`` values the types the schema asks for (in ``config``, in place; returned).
+
+    Snakemake reads a nested ``--config`` value as YAML with its base loader, so every scalar inside it is text:
+    ``--config 'dataset_splits={iris: 5}'`` arrives as ``{"iris": "5"}``. Each such text, where the schema allows
+    a number or a boolean there (or says nothing of its type, as in ``method_params``' grids), becomes the
+    number, boolean or null that YAML reads in it, if it reads as one; elsewhere (names) it stays text. A value
+    that is then of the wrong type is still refused by the schema.
+    """
+    schema = config_schema() if schema is None else schema
+    for key, value in command_line.items():
+        if key in config and not isinstance(value, (int, float, bool)) and value is not None:
+            config[key] = _typed(config[key], _subschema(schema, key))
+    return config
+
+
+def _subschema(schema: dict | None, key) -> dict | None:
+    """The schema of an object's property ``key`` (its properties, else its additionalProperties); None: free."""
+    if not isinstance(schema, dict):
+        return None
+    props = schema.get("properties", {})
+    if key in props:
+        return props[key]
+    extra = schema.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def _typed(value, schema: dict | None):
+    if isinstance(value, dict):
+        return {k: _typed(v, _subschema(schema, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        items = schema.get("items") if isinstance(schema, dict) else None
+        return [_typed(v, items if isinstance(items, dict) else None) for v in value]
+    if not isinstance(value, str):
+        return value
+    types = schema.get("type") if isinstance(schema, dict) else None
+    allowed = {types} if isinstance(types, str) else set(types or ())
+    if allowed and not allowed & {"integer", "number", "boolean", "null"}:
+        return value  # text where the schema wants text (a name, a path)
+    try:
+        read = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+    return read if read is None or isinstance(read, (bool, int, float)) else value
+
+
 def check_names(config: dict, *, known_datasets=None, known_methods=None, where: str = "config") -> None:
     """ConfigError for a data set or method name of a validated ``config`` that is not known
     (data sets are not checked without ``known_datasets``, methods not without ``known_methods``)."""
