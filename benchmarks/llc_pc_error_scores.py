@@ -31,7 +31,7 @@ from hlm.llc_pc._mpe import mpe
 from hlm.pipeline.protocols.llc_pc.run import partition
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED = 20121  # config/config.yaml's seed
+SEED = 20121  # the pipeline's seed (the schema's default)
 C = 100.0  # LLCPairwiseCoupling's default
 
 

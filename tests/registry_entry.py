@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def entry_of(name: str) -> dict:
-    """The entry of data set ``name`` in config/datasets.yaml, its descriptive fields left out."""
+    """The entry of data set ``name`` in config/datasets.yaml, the fields the pipeline leaves out left out."""
     spec = load_registry(ROOT / "config/datasets.yaml", names=[name])[name]
     return {k: v for k, v in asdict(spec).items()
-            if v not in (None, "") and k not in ("name", "description", "provenance", "licence")}
+            if v not in (None, "") and k not in ("name", "description", "provenance", "licence", "split")}

@@ -106,3 +106,40 @@ def test_a_small_class_gets_one_subclass_and_bad_input_one_line():
     one_line(e, "at least 2 classes")
     with pytest.raises(NotFittedError):
         OptimalScoringMDA().predict(X)
+
+
+def test_the_em_iterations_and_the_start_kept_matter():
+    # EM moves the fit away from the k-means start (n_iter 1 against 5), and the start kept is the one of least
+    # training misclassification by the nearest centre among the n_starts drawn (recomputed here from the draws)
+    from hlm.base._seeds import derive_seed
+    from hlm.mixture._posteriors import base_seed
+
+    rng = np.random.default_rng(8)
+    X = np.vstack([rng.normal(size=(60, 3)) * [3.0, 1.0, 1.0], rng.normal(size=(60, 3)) + [0.0, 1.5, 0.0]])
+    y = np.repeat(["p", "q"], 60)
+    one = OptimalScoringMDA(n_components=3, n_iter=1, random_state=4).fit(X, y)
+    five = OptimalScoringMDA(n_components=3, n_iter=5, random_state=4).fit(X, y)
+    assert one.start_error_ == five.start_error_
+    assert np.abs(one.weights_ - five.weights_).max() > 1e-3
+    base = base_seed(4)
+    errors = []
+    for s in range(5):
+        W, sub_class, centres = kmeans_start(X, np.repeat([0, 1], 60), 3,
+                                             lambda k, s=s: derive_seed(base, ["p", "q"][k], s, "mda-os") % 2**32)
+        nearest = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+        errors.append(np.mean(sub_class[nearest] != np.repeat([0, 1], 60)))
+    assert len(set(errors)) > 1 and five.start_error_ == min(errors)
+
+
+def test_a_class_with_fewer_distinct_rows_than_subclasses():
+    # 12 rows, 2 distinct, 3 subclasses: k-means leaves one empty, the fit drops it, and no warning leaks out
+    import warnings
+
+    rng = np.random.default_rng(9)
+    X = np.vstack([np.repeat([[0.0, 0.0], [1.0, 1.0]], 6, axis=0), rng.normal(size=(20, 2)) + 4])
+    y = np.repeat([0, 1], [12, 20])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = OptimalScoringMDA(n_components=3, random_state=0).fit(X, y)
+    assert model.n_components_per_class_.tolist() == [2, 3]
+    assert (model.predict(X) == y).all()

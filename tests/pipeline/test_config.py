@@ -261,6 +261,12 @@ def test_command_line_text_gets_the_schemas_types():
     assert config["method_params"]["knn"]["grid"]["k"] == [1, 3, 5]
     assert config["datasets"] == ["iris", "sonar"] and config["n_splits"] == 20
     validate_config(config)
+    # text where the schema allows text stays text (a scheduler's address); so does a config file's value
+    line = parse_config(["hmac={scheduler: 8786, n_levels: 12}", "method_params={psvm: {grid: {C: [1e3]}}}"])
+    config = {"hmac": {"scheduler": None, "n_levels": 20, "parallel": "II"}, "method_params": {"knn": {"x": "5"}}}
+    typed_command_line(config, line)
+    assert config["hmac"] == {"scheduler": "8786", "n_levels": 12, "parallel": "II"}
+    assert config["method_params"] == {"knn": {"x": "5"}, "psvm": {"grid": {"C": [1000.0]}}}
     bad = typed_command_line({"dataset_splits": {"iris": "five"}}, parse_config(["dataset_splits={iris: five}"]))
     with pytest.raises(ConfigError, match="dataset_splits.iris' must be of type integer"):
         validate_config({**load_config(ROOT / "config/config.yaml"), **bad})

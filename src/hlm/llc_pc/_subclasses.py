@@ -19,6 +19,7 @@ discarded.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections import deque
 from dataclasses import dataclass, field
@@ -101,7 +102,7 @@ def merge_order(Z: np.ndarray) -> np.ndarray:
 
 def cut(Z: np.ndarray, order: np.ndarray, m: int) -> np.ndarray:
     """Cluster labels of the n objects after the first n - m merges of ``order``: ``cut_tree(Z, m)``'s
-    partition (each object's cluster is its highest merged ancestor) in O(n) rather than O(n^2), for the
+    partition (each object's cluster is its highest merged ancestor) in O(n log n) rather than O(n^2), for the
     linkages without inversions that LLC-PC offers (``cut_tree``'s own partitions are not nested under the
     inversions of centroid and median linkage)."""
     n = len(Z) + 1
@@ -142,7 +143,7 @@ class PairStore:
     def get(self, a: Subclass, b: Subclass) -> PairModel:
         if a.cls > b.cls:
             a, b = b, a
-        key = (a.members.tobytes(), b.members.tobytes())
+        key = (members_key(a.members), members_key(b.members))
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = fit_pair(a.data, b.data, **self.settings)
@@ -152,6 +153,11 @@ class PairStore:
         """(first, second, models) of the pairs of U among ``subs`` (sorted by class), lexicographic."""
         a, b = cross_pairs(np.array([s.cls for s in subs]))
         return a, b, [self.get(subs[i], subs[j]) for i, j in zip(a, b)]
+
+
+def members_key(members: np.ndarray) -> str:
+    """A member list's key in the pair store: a 128-bit digest of its indices (text, as a saved model stores it)."""
+    return hashlib.blake2b(np.ascontiguousarray(members, dtype=np.int64).tobytes(), digest_size=16).hexdigest()
 
 
 def sorted_subclasses(subs) -> list[Subclass]:

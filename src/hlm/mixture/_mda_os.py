@@ -11,13 +11,14 @@ per-class k-means starts (its ``tries = 5``, by the training misclassification o
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.cluster import KMeans
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import Interval
 
 from hlm.base._classifiers import CachedParamNames, as_vectors
@@ -33,7 +34,7 @@ __all__ = ["OptimalScoringMDA"]
 EPS = np.finfo(np.float64).eps
 
 
-class OptimalScoringMDA(ClassifierMixin, CachedParamNames, BaseEstimator):
+class OptimalScoringMDA(ClassifierMixin, TransformerMixin, CachedParamNames, BaseEstimator):
     """MDA-RR-OS: reduced-rank mixture discriminant analysis by optimal scoring (Hastie & Tibshirani 1996; the
     dissertation's baseline of section 4.5.1; docs/subspace-gmm-spec.md section 6.4).
 
@@ -43,7 +44,7 @@ class OptimalScoringMDA(ClassifierMixin, CachedParamNames, BaseEstimator):
     Theta' Theta_hat / n (eigenvalues lambda). An object's variates are eta(x) = (B'[1, x]) V / sqrt(lambda (1 -
     lambda)), a subclass's mean theta_r V sqrt(lambda / (1 - lambda)), and d_r(x) = ||eta(x) - mean_r||^2 its
     Mahalanobis distance up to a term common to all subclasses. Rule: argmax_k log a_k + log sum_r pi_kr
-    exp(-d_r(x) / 2), a_k = n_k / n.
+    exp(-d_r(x) / 2), a_k = n_k / n. A transformer too: ``transform`` gives the variates eta(x).
 
     Parameters
     ----------
@@ -69,7 +70,8 @@ class OptimalScoringMDA(ClassifierMixin, CachedParamNames, BaseEstimator):
     n_features_in_ : int
         Features seen in fit.
     component_class_ : ndarray of shape (R,)
-        Each subclass's class label, classes in order.
+        Each subclass's class label, classes in order; R counts the subclasses of the last M-step (a subclass
+        whose responsibilities all vanished is dropped).
     weights_ : ndarray of shape (R,)
         pi_kr, each subclass's weight within its class (of the last M-step).
     coef_ : ndarray of shape (n_features + 1, R - 1)
@@ -80,6 +82,8 @@ class OptimalScoringMDA(ClassifierMixin, CachedParamNames, BaseEstimator):
         The dimension used.
     means_ : ndarray of shape (R, rank_)
         The subclass means in the discriminant space.
+    start_error_ : float
+        The training misclassification of the start kept (the nearest k-means centre's class).
     n_components_per_class_ : ndarray of shape (n_classes,)
         Subclasses per class after the start's rule for small classes.
 
@@ -133,8 +137,8 @@ class OptimalScoringMDA(ClassifierMixin, CachedParamNames, BaseEstimator):
         Xc, y_idx, counts = _prepare(self, X, y)
         Xc = Xc + self.center_  # the regression has its intercept: the standardised rows as they are
         base = _base_seed(self.random_state)
-        W, sub_class = best_start(Xc, y_idx, int(self.n_components), int(self.n_starts), base,
-                                  [_label(c) for c in self.classes_])
+        W, sub_class, self.start_error_ = best_start(Xc, y_idx, int(self.n_components), int(self.n_starts), base,
+                                                     [_label(c) for c in self.classes_])
         H = np.column_stack([np.ones(len(Xc)), Xc])
         for _ in range(int(self.n_iter)):
             fit = m_step(H, W, sub_class, self.rank)
@@ -317,7 +321,9 @@ def kmeans_start(X: np.ndarray, y_idx: np.ndarray, R: int, seed_of) -> tuple[np.
         else:
             rng = np.random.default_rng(seed_of(k))
             init = X[rows[rng.choice(len(rows), size=R, replace=False)]]
-            km = KMeans(R, init=init, n_init=1).fit(X[rows])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct rows than R: a cluster fewer
+                km = KMeans(R, init=init, n_init=1).fit(X[rows])
             labels, c = km.labels_, km.cluster_centers_
         blocks.append((rows, labels, len(c)))
         sub_class += [k] * len(c)
@@ -331,8 +337,8 @@ def kmeans_start(X: np.ndarray, y_idx: np.ndarray, R: int, seed_of) -> tuple[np.
 
 
 def best_start(X: np.ndarray, y_idx: np.ndarray, R: int, n_starts: int, base: int, labels) -> tuple:
-    """The k-means start (responsibilities, subclass class) whose centres misclassify the fewest training objects by
-    the nearest centre (``mda.start``'s "misclassification" criterion), the first of equals."""
+    """The k-means start (responsibilities, subclass class, its error) whose centres misclassify the fewest training
+    objects by the nearest centre (``mda.start``'s "misclassification" criterion), the first of equals."""
     best, best_error = None, np.inf
     for start in range(n_starts):
         W, sub_class, centres = kmeans_start(
@@ -341,4 +347,4 @@ def best_start(X: np.ndarray, y_idx: np.ndarray, R: int, n_starts: int, base: in
         error = float(np.mean(sub_class[nearest] != y_idx))
         if error < best_error:
             best, best_error = (W, sub_class), error
-    return best
+    return (*best, best_error)

@@ -91,17 +91,24 @@ def validate_config(config: dict, schema: dict | None = None, *, known_datasets=
 def typed_command_line(config: dict, command_line: dict, schema: dict | None = None) -> dict:
     """Give the scalars of ``--config`` values the types the schema asks for (in ``config``, in place; returned).
 
-    Snakemake reads a nested ``--config`` value as YAML with its base loader, so every scalar inside it is text:
-    ``--config 'dataset_splits={iris: 5}'`` arrives as ``{"iris": "5"}``. Each such text, where the schema allows
-    a number or a boolean there (or says nothing of its type, as in ``method_params``' grids), becomes the
-    number, boolean or null that YAML reads in it, if it reads as one; elsewhere (names) it stays text. A value
-    that is then of the wrong type is still refused by the schema.
+    Snakemake reads a nested ``--config`` value as YAML with its base loader, so every scalar inside it is text
+    (and quotes are gone): ``--config 'dataset_splits={iris: 5}'`` arrives as ``{"iris": "5"}``. Each such text
+    becomes the integer, number, boolean or null it reads as (``int``, ``float``, then YAML's booleans and null)
+    where the schema allows that type there, or says nothing of the type (as in ``method_params``' grids); elsewhere
+    (names, paths) it stays text. Only the command line's values are typed; a config file's are left as they are.
     """
     schema = config_schema() if schema is None else schema
     for key, value in command_line.items():
-        if key in config and not isinstance(value, (int, float, bool)) and value is not None:
-            config[key] = _typed(config[key], _subschema(schema, key))
+        if isinstance(value, (dict, list)) and key in config:
+            config[key] = _overlay(config[key], _typed(value, _subschema(schema, key)))
     return config
+
+
+def _overlay(base, top):
+    """``top`` over ``base``: mappings merged key by key (as Snakemake merges ``--config`` into the files')."""
+    if isinstance(base, dict) and isinstance(top, dict):
+        return {**base, **{k: _overlay(base.get(k), v) for k, v in top.items()}}
+    return top
 
 
 def _subschema(schema: dict | None, key) -> dict | None:
@@ -123,15 +130,37 @@ def _typed(value, schema: dict | None):
         return [_typed(v, items if isinstance(items, dict) else None) for v in value]
     if not isinstance(value, str):
         return value
-    types = schema.get("type") if isinstance(schema, dict) else None
-    allowed = {types} if isinstance(types, str) else set(types or ())
-    if allowed and not allowed & {"integer", "number", "boolean", "null"}:
-        return value  # text where the schema wants text (a name, a path)
-    try:
-        read = yaml.safe_load(value)
-    except yaml.YAMLError:
+    read = _scalar(value)
+    if read is value:
         return value
-    return read if read is None or isinstance(read, (bool, int, float)) else value
+    schema = schema if isinstance(schema, dict) else {}
+    if "enum" in schema:
+        return read if read in schema["enum"] and value not in schema["enum"] else value
+    types = schema.get("type")
+    allowed = {types} if isinstance(types, str) else set(types or ())
+    return read if not allowed or _json_type(read) & allowed else value
+
+
+def _scalar(text: str):
+    """The integer, number, boolean or null that ``text`` reads as; else ``text`` itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    try:
+        read = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return read if read is None or isinstance(read, bool) else text
+
+
+def _json_type(value) -> set[str]:
+    if value is None:
+        return {"null"}
+    if isinstance(value, bool):
+        return {"boolean"}
+    return {"integer", "number"} if isinstance(value, int) or float(value).is_integer() else {"number"}
 
 
 def check_names(config: dict, *, known_datasets=None, known_methods=None, where: str = "config") -> None:
