@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval
 from hlm.base._classifiers import CachedParamNames, as_vectors
 from hlm.base._seeds import derive_seed
 from hlm.errors import DataError
+from hlm.mixture._posteriors import ScorePosteriors
 from hlm.mixture._posteriors import base_seed as _base_seed
 from hlm.mixture._posteriors import label as _label
 from hlm.mixture._subspace import _prepare
@@ -34,7 +35,7 @@ __all__ = ["OptimalScoringMDA"]
 EPS = np.finfo(np.float64).eps
 
 
-class OptimalScoringMDA(ClassifierMixin, TransformerMixin, CachedParamNames, BaseEstimator):
+class OptimalScoringMDA(ScorePosteriors, ClassifierMixin, TransformerMixin, CachedParamNames, BaseEstimator):
     """MDA-RR-OS: reduced-rank mixture discriminant analysis by optimal scoring (Hastie & Tibshirani 1996; the
     dissertation's baseline of section 4.5.1; docs/subspace-gmm-spec.md section 6.4).
 
@@ -192,53 +193,6 @@ class OptimalScoringMDA(ClassifierMixin, TransformerMixin, CachedParamNames, Bas
         terms = fit.log_weights[None, :] - 0.5 * variate_distances(H @ fit.coef, fit)
         out = np.column_stack([logsumexp(terms[:, fit.sub_class == k], axis=1) for k in range(len(self.classes_))])
         return out + np.log(self.class_prior_)[None, :]
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        """log p(k | x), the log-softmax of ``decision_function``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Feature vectors, in the input's units.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Log posteriors, columns in the order of ``classes_``.
-        """
-        s = self.decision_function(X)
-        return s - logsumexp(s, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        """p(k | x) (rows sum to 1; columns in the order of ``classes_``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Feature vectors, in the input's units.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Posteriors.
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X) -> np.ndarray:
-        """The class of largest posterior (the first of equals).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Feature vectors, in the input's units.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class ScoringFit:

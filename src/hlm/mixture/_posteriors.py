@@ -23,9 +23,9 @@ def base_seed(random_state) -> int:
     return int(check_random_state(random_state).randint(2**31 - 1))
 
 
-class JointDensityPosteriors:
-    """Mixin: ``predict``, ``predict_proba``, ``predict_log_proba`` and ``score_samples`` from
-    ``decision_function`` (log a_k f_k(x) per class) and ``classes_``."""
+class ScorePosteriors:
+    """Mixin: ``predict``, ``predict_proba`` and ``predict_log_proba`` from ``decision_function`` (log a_k f_k(x)
+    per class, or that up to a term common to the classes) and ``classes_``."""
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log p(k | x) = log a_k f_k(x) - log sum_k' a_k' f_k'(x), by Bayes' rule.
@@ -58,21 +58,6 @@ class JointDensityPosteriors:
         """
         return np.exp(self.predict_log_proba(X))
 
-    def score_samples(self, X) -> np.ndarray:
-        """log sum_k a_k f_k(x), the log density of the fitted model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Feature vectors, as for ``decision_function``.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The log density of each row.
-        """
-        return logsumexp(self.decision_function(X), axis=1)
-
     def predict(self, X) -> np.ndarray:
         """argmax_k a_k f_k(x); exact ties go to the first (smallest) class label.
 
@@ -88,3 +73,22 @@ class JointDensityPosteriors:
         """
         scores = self.decision_function(X)  # first: NotFittedError before any fitted attribute is read
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+class JointDensityPosteriors(ScorePosteriors):
+    """Mixin: :class:`ScorePosteriors` and ``score_samples``, where ``decision_function`` is log a_k f_k(x)."""
+
+    def score_samples(self, X) -> np.ndarray:
+        """log sum_k a_k f_k(x), the log density of the fitted model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Feature vectors, as for ``decision_function``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The log density of each row.
+        """
+        return logsumexp(self.decision_function(X), axis=1)
