@@ -1,6 +1,6 @@
-"""What the mixture classifiers on feature vectors share (two-way GMM, MDA, the subspace-constrained GMMs):
-posteriors from the joint log densities (``decision_function``: log a_k f_k(x), n x K), the seed of a fit, and
-a class label as messages print it."""
+"""What the mixture classifiers on feature vectors share (two-way GMM, MDA, the subspace-constrained GMMs, MDA-RR-OS):
+posteriors from the joint log densities (``decision_function``: log a_k f_k(x), n x K, or that up to a term common
+to the classes), the seed of a fit, and a class label as messages print it."""
 
 from __future__ import annotations
 

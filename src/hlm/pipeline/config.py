@@ -17,6 +17,7 @@ would silently keep the last.
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -93,9 +94,10 @@ def typed_command_line(config: dict, command_line: dict, schema: dict | None = N
 
     Snakemake reads a nested ``--config`` value as YAML with its base loader, so every scalar inside it is text
     (and quotes are gone): ``--config 'dataset_splits={iris: 5}'`` arrives as ``{"iris": "5"}``. Each such text
-    becomes the integer, number, boolean or null it reads as (``int``, ``float``, then YAML's booleans and null)
-    where the schema allows that type there, or says nothing of the type (as in ``method_params``' grids); elsewhere
-    (names, paths) it stays text. Only the command line's values are typed; a config file's are left as they are.
+    becomes the integer, number, boolean or null it reads as (digits, a decimal point or an exponent; YAML 1.1's
+    booleans and null; not ``inf`` or ``nan``) where the schema allows that type there, or says nothing of the
+    type (as in ``method_params``' grids); elsewhere (names, paths) it stays text. Only the command line's values
+    are typed; a config file's are left as they are.
     """
     schema = config_schema() if schema is None else schema
     for key, value in command_line.items():
@@ -138,21 +140,30 @@ def _typed(value, schema: dict | None):
         return read if read in schema["enum"] and value not in schema["enum"] else value
     types = schema.get("type")
     allowed = {types} if isinstance(types, str) else set(types or ())
-    return read if not allowed or _json_type(read) & allowed else value
+    if allowed and not _json_type(read) & allowed:
+        return value
+    if isinstance(read, float) and "integer" in allowed and "number" not in allowed:
+        return int(read)  # 1e1 where an integer is asked for
+    return read
+
+
+#: the texts YAML 1.1 (PyYAML's safe loader) reads as booleans and as null, and the shapes of its numbers
+_TRUE = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}
+_FALSE = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"}
+_NULL = {"null", "Null", "NULL", "~"}
+_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
 
 
 def _scalar(text: str):
     """The integer, number, boolean or null that ``text`` reads as; else ``text`` itself."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    try:
-        read = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return read if read is None or isinstance(read, bool) else text
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    return None if text in _NULL else text
 
 
 def _json_type(value) -> set[str]:
