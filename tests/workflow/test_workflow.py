@@ -227,9 +227,11 @@ def test_end_to_end_outputs(tiny_run):
     assert len(grid) == 3 * (2 * 2 + 2 + 2) and grid.error.between(0, 50).all()
     assert not (project / "results/distances/sonar_mcar5.parquet").exists()
     assert "### sonar_mcar5" in (project / "results/tables/twoway_gmm.md").read_text()
-    # chapter 4's grid on two fresh Waveform simulations (generated: no file), 6 methods x 1 x 2 cells
+    # chapter 4's grid on two fresh Waveform simulations (generated: no file), 7 methods x 1 x 2 cells
     sub = pd.read_parquet(project / "results/subspace_gmm/waveform.parquet")
-    assert len(sub) == 2 * 6 * 2 and sub.dropna(subset=["error"]).error.between(0, 45).all()
+    assert len(sub) == 2 * 7 * 2 and sub.dropna(subset=["error"]).error.between(0, 45).all()
+    assert "mda_rr_os" in set(sub.method) and "| 2 | MDA-RR-OS |" in (project / "results/tables/subspace_gmm.md"
+                                                                    ).read_text()
     sep = sub[sub.method == "gmm_mpca_sep"]  # d - (K - 1) < 2 is the chapter's NA: d = 2 of K = 3 classes
     assert sep[sep.n_dims == 2].error.isna().all() and sep[sep.n_dims == 4].error.notna().all()
     assert "## waveform" in (project / "results/tables/subspace_gmm.md").read_text()
