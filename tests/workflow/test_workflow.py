@@ -138,6 +138,13 @@ def test_a_subset_runs_only_what_it_names(project):
     assert not [rule for rule in counts if rule.startswith(stages[1:5] + ("plane", "subspace_selection"))]
 
 
+def test_a_split_job_outside_its_section_is_said(project):
+    proc = snakemake(project, "--dry-run", "--config", "datasets=[sonar]", "methods=[knn]",
+                     "twoway_gmm={datasets: [sonar], split_jobs: [digits]}")
+    assert "hlm: twoway_gmm.split_jobs: digits not among the data sets it runs (sonar)" in proc.stderr
+    assert "twoway_gmm_grid_part" not in job_counts(proc.stdout) and job_counts(proc.stdout)["twoway_gmm_grid"] == 1
+
+
 def test_the_paper_profile_splits_its_longest_jobs(project):
     """Letter's odKDE protocol in 44 parts, the two-way grid on Satellite, Digits and DNA's indicators in one part
     per split, DNA's 25 methods in 4 jobs each, every other job whole."""

@@ -103,6 +103,11 @@ if _OFF:
 # Protocol data sets run as one job per part (a section's split_jobs; ProtocolSpec.parts)
 SPLIT_JOBS = {p: [d for d in config[p]["split_jobs"] if d in PROTOCOL_DATASETS[p]] if spec.has_parts else []
               for p, spec in PROTOCOLS.items()}
+for _name in PROTOCOLS:  # a split_jobs data set that the section does not run: said, not silently dropped
+    _IDLE = [d for d in config[_name].get("split_jobs", []) if d not in SPLIT_JOBS[_name]]
+    if _IDLE:
+        print(f"hlm: {_name}.split_jobs: {', '.join(_IDLE)} not among the data sets it runs "
+              f"({', '.join(PROTOCOL_DATASETS[_name]) or 'none'}); nothing to run in parts there", file=sys.stderr)
 # Data sets whose results go to MLflow, in the track rule: the run's and those HMAC clusters (its levels
 # are logged with the data set's runs).
 TRACKED_DATASETS = DATASETS + [d for d in PROTOCOL_DATASETS["hmac"] if d not in DATASETS]
