@@ -103,8 +103,8 @@ if _OFF:
 # Protocol data sets run as one job per part (a section's split_jobs; ProtocolSpec.parts)
 SPLIT_JOBS = {p: [d for d in config[p]["split_jobs"] if d in PROTOCOL_DATASETS[p]] if spec.has_parts else []
               for p, spec in PROTOCOLS.items()}
-for _name in PROTOCOLS:  # a split_jobs data set that the section does not run: said, not silently dropped
-    _IDLE = [d for d in config[_name].get("split_jobs", []) if d not in SPLIT_JOBS[_name]]
+for _name in [p for p, spec in PROTOCOLS.items() if spec.has_parts]:  # a split_jobs data set that the section
+    _IDLE = [d for d in config[_name]["split_jobs"] if d not in SPLIT_JOBS[_name]]  # does not run: said, not dropped
     if _IDLE:
         print(f"hlm: {_name}.split_jobs: {', '.join(_IDLE)} not among the data sets it runs "
               f"({', '.join(PROTOCOL_DATASETS[_name]) or 'none'}); nothing to run in parts there", file=sys.stderr)
