@@ -255,7 +255,8 @@ def test_command_line_text_gets_the_schemas_types():
     config = load_config(ROOT / "config/config.yaml")
     for key, value in line.items():
         config[key] = value if not isinstance(value, dict) else {**config.get(key, {}), **value}
-    typed_command_line(config, line)
+    typed = typed_command_line(config, line)
+    assert typed["dataset_splits"] == {"iris": 5} and typed["n_splits"] == 20  # the command line's, typed
     assert config["dataset_splits"] == {"iris": 5}
     assert config["hmac"]["allow_duplicates"] is True and config["hmac"]["datasets"] == ["iris", "1"]
     assert config["method_params"]["knn"]["grid"]["k"] == [1, 3, 5]

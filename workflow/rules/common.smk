@@ -53,10 +53,8 @@ try:
         check_config_file(os.path.relpath(_configfile))
     # A subset (--config datasets/methods, or another profile) runs only the stages it names (hlm.pipeline.config)
     # --config's nested values arrive as text: numbers and booleans where the schema wants them
-    typed_command_line(config, workflow.config_settings.config)
-    _OFF = restrict_to_named(config, user_settings(workflow.config_settings.configfiles,
-                                                   typed_command_line(dict(workflow.config_settings.config),
-                                                                      workflow.config_settings.config),
+    _COMMAND_LINE = typed_command_line(config, workflow.config_settings.config)
+    _OFF = restrict_to_named(config, user_settings(workflow.config_settings.configfiles, _COMMAND_LINE,
                                                    Path(workflow.basedir) / "config/config.yaml"))
     validate_config(config)  # fills in the schema's defaults
     REGISTRY = load_registry(config["registry"])

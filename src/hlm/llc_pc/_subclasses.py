@@ -127,6 +127,7 @@ class Subclass:
     members: np.ndarray
     order: int
     data: np.ndarray = field(repr=False)  # the members' standardised rows
+    pair_key: str = field(default="", repr=False)  # members_key(members): its key in the pair store
 
 
 class PairStore:
@@ -143,7 +144,7 @@ class PairStore:
     def get(self, a: Subclass, b: Subclass) -> PairModel:
         if a.cls > b.cls:
             a, b = b, a
-        key = (members_key(a.members), members_key(b.members))
+        key = (a.pair_key, b.pair_key)
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = fit_pair(a.data, b.data, **self.settings)
@@ -181,7 +182,7 @@ class _Path:
         return float(self.weights(subs, a, b) @ np.array([m.error for m in models]))
 
     def subclass(self, key: tuple, cls: int, members: np.ndarray, order: int) -> Subclass:
-        return Subclass(key, cls, members, order, np.ascontiguousarray(self.X[members]))
+        return Subclass(key, cls, members, order, np.ascontiguousarray(self.X[members]), members_key(members))
 
 
 # ---------------------------------------------------------------- Greedy-MPE (section 5)

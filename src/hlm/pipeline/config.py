@@ -90,7 +90,8 @@ def validate_config(config: dict, schema: dict | None = None, *, known_datasets=
 
 
 def typed_command_line(config: dict, command_line: dict, schema: dict | None = None) -> dict:
-    """Give the scalars of ``--config`` values the types the schema asks for (in ``config``, in place; returned).
+    """Give the scalars of ``--config`` values the types the schema asks for, in ``config`` (in place); returns the
+    command line's values so typed.
 
     Snakemake reads a nested ``--config`` value as YAML with its base loader, so every scalar inside it is text
     (and quotes are gone): ``--config 'dataset_splits={iris: 5}'`` arrives as ``{"iris": "5"}``. Each such text
@@ -100,10 +101,12 @@ def typed_command_line(config: dict, command_line: dict, schema: dict | None = N
     are typed; a config file's are left as they are.
     """
     schema = config_schema() if schema is None else schema
-    for key, value in command_line.items():
-        if isinstance(value, (dict, list)) and key in config:
-            config[key] = _overlay(config[key], _typed(value, _subschema(schema, key)))
-    return config
+    typed = {key: _typed(value, _subschema(schema, key)) if isinstance(value, (dict, list)) else value
+             for key, value in command_line.items()}
+    for key, value in typed.items():
+        if key in config:
+            config[key] = _overlay(config[key], value)
+    return typed
 
 
 def _overlay(base, top):
